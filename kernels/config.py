@@ -1,0 +1,280 @@
+"""The planner: a reduction's shape, strides and axes -> which kernel, with what launch shape.
+
+Pure Python (no CuPy), so every planning rule is unit-tested on a machine without a GPU.
+
+Steps, as in Paddle's ReduceConfig:
+1. Normalise axes (NumPy's rules and errors).
+2. Drop size-1 dims; flip reduced dims with negative strides (summation order is free, so the
+   pointer moves to the lowest address instead of copying).
+3. Sort the kept dims and the reduced dims each by stride, outermost first, and merge neighbours
+   that are contiguous with each other (in the input, and for kept dims in the output too). Kept
+   and reduced dims never need to be adjacent: offsets are `kept(o) + red(r)`.
+4. The dim with the smallest stride decides the kernel: reduced -> ReduceInner, kept ->
+   ReduceOuter (see kernels/cuda/reduce.cuh). The reduce type (`full`, `last`, `higher`, `any`)
+   names the case for people and tests.
+5. Launch shape from the SM count (kernels/policy.py), split across blocks only when the outputs
+   alone cannot fill the GPU.
+"""
+from __future__ import annotations
+
+import math
+import operator
+from dataclasses import dataclass
+from typing import Sequence, Tuple
+
+from numpy.exceptions import AxisError
+
+from . import policy
+
+#: 32-bit index math while every index and offset stays below this (headroom for the loop
+#: counters that run a few steps past the end before their bound check).
+INDEX32_LIMIT = 2**31 - 2**24
+
+
+def normalize_axis(axis, ndim: int) -> Tuple[int, ...]:
+    """NumPy's axis rules: None is every axis; an int or a tuple of ints, negative from the end;
+    out of range -> AxisError, duplicates -> ValueError, anything else -> TypeError."""
+    if axis is None:
+        return tuple(range(ndim))
+    items = axis if isinstance(axis, tuple) else (axis,)
+    out = []
+    for a in items:
+        if isinstance(a, bool):
+            raise TypeError(f"axis: expected an integer or a tuple of integers, got {a!r}")
+        try:
+            a = operator.index(a)
+        except TypeError:
+            raise TypeError(f"axis: expected an integer or a tuple of integers, got {axis!r}") from None
+        if not -ndim <= a < ndim:
+            raise AxisError(a, ndim)
+        out.append(a % ndim if ndim else a)
+    if len(set(out)) != len(out):
+        raise ValueError(f"axis: duplicate value in axis={axis!r}")
+    return tuple(sorted(out))
+
+
+@dataclass(frozen=True)
+class Dim:
+    """One (merged) dim: its size and its strides, in elements, in the input and the output."""
+
+    size: int
+    in_stride: int
+    out_stride: int = 0
+
+
+def merge(dims: Sequence[Dim]) -> Tuple[Dim, ...]:
+    """Merge neighbours (outermost first) that are contiguous in the input and in the output."""
+    out = []
+    for d in dims:
+        if out:
+            prev = out[-1]
+            if prev.in_stride == d.in_stride * d.size and prev.out_stride == d.out_stride * d.size:
+                out[-1] = Dim(prev.size * d.size, d.in_stride, d.out_stride)
+                continue
+        out.append(d)
+    return tuple(out)
+
+
+def _stride_key(d: Dim) -> float:
+    """Sort key, outermost first: larger strides first, broadcast (stride 0) dims outermost of all."""
+    return -(abs(d.in_stride) or math.inf)
+
+
+def _pow2_at_least(n: int) -> int:
+    return 1 << max(0, (n - 1).bit_length())
+
+
+def _pow2_at_most(n: int) -> int:
+    return 1 << (max(1, n).bit_length() - 1)
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+@dataclass(frozen=True)
+class ReduceConfig:
+    """A planned launch. `kept`/`red` are index-calculator dims (outermost first); `inner` is the
+    innermost run: the reduced dim walked with vector loads (inner kernel) or the kept dim whose
+    neighbouring outputs share loads (outer kernel)."""
+
+    reduce_type: str  # "full" | "last" | "higher" | "any"
+    kernel: str  # "inner" | "outer"
+    kept: Tuple[Dim, ...]
+    red: Tuple[Dim, ...]
+    inner: Dim
+    in_offset: int  # elements added to the input pointer (flipped reduced dims)
+    num_out: int
+    num_red: int
+    index_bits: int
+    vec: int  # elements per thread access along `inner` (the outer kernel's columns per thread)
+    ny: int  # register-tile rows: loads in flight per thread
+    lanes: int  # inner: threads sharing one output; outer: threads side by side (BX)
+    block: int
+    grid: Tuple[int, int]
+    num_splits: int
+    segs_per_split: int = 1  # inner kernel split: whole segments per block
+    chunks: int = 1  # inner kernel split: chunks per segment
+    chunk_len: int = 0
+    rows_per_split: int = 0  # outer kernel split
+    col_tiles: int = 1  # outer kernel: tiles of lanes * vec columns
+    num_tiles: int = 0
+    vec_in: bool = False  # outer kernel: 16-byte loads allowed (alignment checked here)
+    vec_out: bool = False  # outer kernel: vector stores allowed
+
+    @property
+    def num_seg(self) -> int:
+        return math.prod(d.size for d in self.red) if self.kernel == "inner" else 1
+
+    @property
+    def partial_count(self) -> int:
+        """Accumulators in the split scratch buffer (0: no split)."""
+        return self.num_splits * self.num_out if self.num_splits > 1 else 0
+
+
+def plan(
+    shape: Sequence[int],
+    strides: Sequence[int],
+    axes: Sequence[int],
+    out_strides: Sequence[int],
+    itemsize: int,
+    out_itemsize: int,
+    sm_count: int,
+    in_misalign: int = 0,
+    out_align: int = 256,
+    tuning=policy,
+) -> ReduceConfig:
+    """Plan a reduction of a non-empty input with at least one output.
+
+    strides/out_strides are in elements; out_strides lists the output stride of each kept axis in
+    order. in_misalign is the input address mod 16; out_align the largest power of two (<= 256)
+    dividing the output address. `tuning` holds the constants of kernels/policy.py (tests pass
+    smaller ones to reach splits and tails with small shapes).
+    """
+    axes = set(axes)
+    kept, red = [], []
+    in_offset = 0
+    out_iter = iter(out_strides)
+    for i, (n, s) in enumerate(zip(shape, strides)):
+        if i in axes:
+            if n == 1:
+                continue
+            if s < 0:
+                in_offset += (n - 1) * s
+                s = -s
+            red.append(Dim(n, s))
+        else:
+            o = next(out_iter)
+            if n != 1:
+                kept.append(Dim(n, s, o))
+    num_out = math.prod(d.size for d in kept)
+    num_red = math.prod(d.size for d in red)
+    kept = merge(sorted(kept, key=_stride_key))
+    red = merge(sorted(red, key=_stride_key)) or (Dim(1, 1),)
+
+    red_inner = red[-1].in_stride or math.inf
+    kept_inner = (abs(kept[-1].in_stride) or math.inf) if kept else math.inf
+    use_inner = not kept or red_inner < kept_inner or red_inner == kept_inner == math.inf
+
+    extent = abs(in_offset) + sum((d.size - 1) * abs(d.in_stride) for d in kept + red)
+    out_extent = sum((d.size - 1) * abs(d.out_stride) for d in kept)
+    target = sm_count * tuning.BLOCKS_PER_SM
+    block = tuning.BLOCK_THREADS
+    common = dict(in_offset=in_offset, num_out=num_out, num_red=num_red, block=block)
+
+    if use_inner:
+        inner, segs = red[-1], red[:-1]
+        vec = tuning.LOAD_BYTES // itemsize if inner.in_stride == 1 and inner.size > 1 else 1
+        ny = _tile_rows(tuning, vec)
+        num_seg = math.prod(d.size for d in segs)
+        vectors = _ceil(inner.size, vec)
+        lanes = min(tuning.WARP_SIZE, _pow2_at_least(_ceil(vectors, ny)))
+        row_blocks = _ceil(num_out, block // lanes)
+        if lanes == tuning.WARP_SIZE and row_blocks < target and vectors * num_seg >= block * ny:
+            lanes, row_blocks = block, num_out  # long rows, few of them: a block per output
+        step = lanes * ny * vec  # elements one step of the group covers
+        split = dict(segs_per_split=1, chunks=1, chunk_len=inner.size)
+        num_splits = 1
+        if row_blocks < target and row_blocks <= tuning.MAX_GRID_X:
+            want = _ceil(target, row_blocks)
+            steps_per_seg = _ceil(inner.size, step)
+            if num_seg >= want or steps_per_seg < 2 * tuning.MIN_SPLIT_STEPS:
+                per = max(_ceil(num_seg, want), _ceil(tuning.MIN_SPLIT_STEPS, steps_per_seg))
+                num_splits = _ceil(num_seg, per)
+                split.update(segs_per_split=per)
+            else:
+                chunks = min(_ceil(want, num_seg), steps_per_seg // tuning.MIN_SPLIT_STEPS,
+                             tuning.MAX_GRID_Y // num_seg)
+                chunk_len = _ceil(_ceil(inner.size, chunks), step) * step
+                chunks = _ceil(inner.size, chunk_len)
+                num_splits = num_seg * chunks
+                split.update(chunks=chunks, chunk_len=chunk_len)
+            if num_splits == 1:
+                split = dict(segs_per_split=1, chunks=1, chunk_len=inner.size)
+        index_bits = _index_bits(extent, out_extent, num_out, num_red, num_splits * num_out)
+        reduce_type = "full" if not kept else ("last" if not segs else "any")
+        return ReduceConfig(
+            reduce_type=reduce_type, kernel="inner", kept=kept, red=segs, inner=inner,
+            index_bits=index_bits, vec=vec, ny=ny, lanes=lanes,
+            grid=(min(row_blocks, tuning.MAX_GRID_X), num_splits), num_splits=num_splits,
+            **split, **common,
+        )
+
+    inner, outer = kept[-1], kept[:-1]
+    vec = min(tuning.LOAD_BYTES // itemsize, _pow2_at_most(inner.size))
+    ny = _tile_rows(tuning, vec)
+    in_base = in_misalign + in_offset * itemsize
+    vec_in = (
+        inner.in_stride == 1
+        and in_base % (vec * itemsize) == 0
+        and all(d.in_stride % vec == 0 for d in outer + red)
+    )
+    vec_out = (
+        inner.out_stride == 1
+        and out_align % (vec * out_itemsize) == 0
+        and all(d.out_stride % vec == 0 for d in outer)
+    )
+    bx = min(tuning.WARP_SIZE, _pow2_at_least(_ceil(inner.size, vec)))
+    by = block // bx
+    col_tiles = _ceil(inner.size, bx * vec)
+    num_tiles = math.prod(d.size for d in outer) * col_tiles
+    step = by * ny
+    rows_per_split, num_splits = num_red, 1
+    if num_tiles < target and num_tiles <= tuning.MAX_GRID_X:
+        want = _ceil(target, num_tiles)
+        rows_per_split = max(_ceil(num_red, want), tuning.MIN_SPLIT_STEPS * step)
+        rows_per_split = max(_ceil(rows_per_split, step) * step, _ceil(num_red, tuning.MAX_GRID_Y))
+        num_splits = _ceil(num_red, rows_per_split)
+        if num_splits == 1:
+            rows_per_split = num_red
+    index_bits = _index_bits(extent, out_extent, num_out, num_red, num_splits * num_out)
+    reduce_type = "higher" if len(red) == 1 else "any"
+    return ReduceConfig(
+        reduce_type=reduce_type, kernel="outer", kept=outer, red=red, inner=inner,
+        index_bits=index_bits, vec=vec, ny=ny, lanes=bx,
+        grid=(min(num_tiles, tuning.MAX_GRID_X), num_splits), num_splits=num_splits,
+        rows_per_split=rows_per_split, col_tiles=col_tiles, num_tiles=num_tiles,
+        vec_in=vec_in, vec_out=vec_out, **common,
+    )
+
+
+def _tile_rows(tuning, vec: int) -> int:
+    """Loads in flight per thread for a vector width."""
+    return max(1, min(tuning.MAX_TILE_ROWS, tuning.MAX_TILE_ELEMENTS // vec))
+
+
+def _index_bits(*sizes: int) -> int:
+    return 32 if max(sizes) < INDEX32_LIMIT else 64
+
+
+def alignment(address: int, cap: int = 256) -> int:
+    """Largest power of two (<= cap) dividing an address."""
+    return min(cap, address & -address) if address else cap
+
+
+def result_shape(shape: Sequence[int], axes: Sequence[int], keepdims: bool) -> Tuple[int, ...]:
+    axes = set(axes)
+    if keepdims:
+        return tuple(1 if i in axes else n for i, n in enumerate(shape))
+    return tuple(n for i, n in enumerate(shape) if i not in axes)
+

@@ -1,0 +1,45 @@
+"""Kernel parameters: the host side of `InnerParams` / `OuterParams` (kernels/cuda/reduce.cuh).
+
+Every field of those structs is 8 bytes wide, so the struct is a flat int64 array here: four
+pointers, then the index calculators, then the scalars, in declaration order.
+"""
+from __future__ import annotations
+
+from typing import List, Sequence
+
+from .config import Dim, ReduceConfig
+
+#: Slots of the pointers at the head of the struct: x, y, partials, semaphores.
+X, Y, PARTIALS, SEMAPHORES = range(4)
+POINTERS = 4
+
+
+def fast_divmod_magic(d: int) -> int:
+    """Multiplier and shift for `kps::FastDiv` (n / d for 0 <= n < 2^31), packed mul | shift << 32."""
+    if d < 1:
+        raise ValueError(f"divisor must be positive, got {d}")
+    shift = (d - 1).bit_length()
+    mul = ((1 << 32) * ((1 << shift) - d)) // d + 1
+    return mul | (shift << 32)
+
+
+def index_calc(dims: Sequence[Dim], index_bits: int) -> List[int]:
+    """`kps::IndexCalc<len(dims)>`: sizes, magics, input strides, output strides (one dummy slot if empty)."""
+    dims = list(dims) or [Dim(1, 0, 0)]
+    magic = [fast_divmod_magic(d.size) if index_bits == 32 else 0 for d in dims]
+    return [d.size for d in dims] + magic + [d.in_stride for d in dims] + [d.out_stride for d in dims]
+
+
+def pack(cfg: ReduceConfig) -> List[int]:
+    """The struct's fields, pointers zeroed (the launcher fills them per call)."""
+    head = [0] * POINTERS + index_calc(cfg.kept, cfg.index_bits) + index_calc(cfg.red, cfg.index_bits)
+    if cfg.kernel == "inner":
+        return head + [
+            cfg.num_out, cfg.num_seg, cfg.inner.size, cfg.inner.in_stride, cfg.num_red,
+            cfg.segs_per_split, cfg.chunks, cfg.chunk_len, cfg.num_splits,
+        ]
+    magic = fast_divmod_magic(cfg.col_tiles) if cfg.index_bits == 32 else 0
+    return head + [
+        cfg.num_out, cfg.inner.size, cfg.inner.in_stride, cfg.inner.out_stride, cfg.col_tiles, magic,
+        cfg.num_tiles, cfg.num_red, cfg.num_red, cfg.rows_per_split, cfg.num_splits,
+    ]

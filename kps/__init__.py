@@ -1,0 +1,31 @@
+"""kps: the kernel primitives (CUDA headers under kps/include), the functor descriptors, and the
+NVRTC compile helper. Imports nothing from `kernels` or `ops`, and touches no GPU at import time."""
+from .compiler import CompileError, compile_program
+from .dtypes import SUPPORTED, check_dtype
+from .functors import (
+    ABS,
+    ADD,
+    EPILOGUES,
+    IDENTITY,
+    LOGICAL_AND,
+    LOGICAL_OR,
+    MAX,
+    MEAN,
+    MIN,
+    MUL,
+    NONE,
+    REDUCE_OPS,
+    SQUARE,
+    TRANSFORMS,
+    Epilogue,
+    Functors,
+    ReduceOp,
+    TransformOp,
+    resolve,
+)
+
+__all__ = [
+    "ABS", "ADD", "EPILOGUES", "IDENTITY", "LOGICAL_AND", "LOGICAL_OR", "MAX", "MEAN", "MIN", "MUL",
+    "NONE", "REDUCE_OPS", "SQUARE", "TRANSFORMS", "SUPPORTED", "CompileError", "Epilogue", "Functors",
+    "ReduceOp", "TransformOp", "check_dtype", "compile_program", "resolve",
+]

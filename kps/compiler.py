@@ -1,0 +1,154 @@
+"""NVRTC compile helper: CUDA source + template name expressions -> cubin, cached in memory and on disk.
+
+Compiling goes straight through NVRTC (`cupy_backends.cuda.libs.nvrtc`), which needs no GPU, so a
+machine without one can compile-check every kernel specialisation. Loading a cubin onto a device
+(`load`) is the only step that needs the driver.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, Sequence
+
+#: The primitives' headers; callers add their own kernel folders through `include_dirs`.
+INCLUDE_DIR = Path(__file__).resolve().parent / "include"
+_OPTIONS = ("-std=c++17", "-DNDEBUG")
+
+
+class CompileError(RuntimeError):
+    """NVRTC rejected a program. The message carries the compiler's log and the offending lines."""
+
+
+@dataclass(frozen=True)
+class Program:
+    cubin: bytes
+    lowered: Dict[str, str]  # name expression -> mangled symbol
+
+
+_lock = threading.Lock()
+_programs: Dict[str, Program] = {}
+_modules: Dict[tuple, object] = {}
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("KPS_CACHE_DIR", Path.home() / ".cache" / "kps"))
+
+
+_digests: Dict[tuple, str] = {}
+
+
+def _headers_digest(include_dirs: Sequence[Path]) -> str:
+    """Hash of every header a program can include: an edited header invalidates the disk cache."""
+    key = tuple(include_dirs)
+    if key not in _digests:
+        h = hashlib.sha256()
+        for d in include_dirs:
+            for f in sorted(Path(d).rglob("*.cuh")):
+                h.update(f.read_bytes())
+        _digests[key] = h.hexdigest()
+    return _digests[key]
+
+
+def _key(source: str, names: Sequence[str], arch: str, include_dirs: Sequence[Path]) -> str:
+    from cupy_backends.cuda.libs import nvrtc
+
+    h = hashlib.sha256()
+    headers = _headers_digest(include_dirs)
+    for part in (source, "\0".join(names), arch, " ".join(_OPTIONS), headers, str(nvrtc.getVersion())):
+        h.update(part.encode())
+        h.update(b"\1")
+    return h.hexdigest()
+
+
+def _excerpt(source: str, log: str) -> str:
+    """The program lines the log points at (`kps_program.cu(LINE)`), so a user functor's mistake
+    shows next to the compiler's words."""
+    import re
+
+    lines = source.splitlines()
+    shown = []
+    for n in sorted({int(m) for m in re.findall(r"kps_program\.cu\((\d+)\)", log)}):
+        if 0 < n <= len(lines):
+            shown.append(f"  line {n}: {lines[n - 1].strip()}")
+    return "\n".join(shown)
+
+
+def compile_program(source: str, names: Sequence[str], arch: str = "sm_90",
+                    include_dirs: Sequence[Path] = ()) -> Program:
+    """Compile `source` for `arch`, instantiating every template in `names`; `include_dirs` are
+    searched after the primitives' own headers."""
+    names = tuple(names)
+    include_dirs = (INCLUDE_DIR, *include_dirs)
+    key = _key(source, names, arch, include_dirs)
+    with _lock:
+        prog = _programs.get(key)
+    if prog is not None:
+        return prog
+    path = cache_dir() / f"{key}.cubin"
+    meta = path.with_suffix(".json")
+    try:
+        prog = Program(path.read_bytes(), json.loads(meta.read_text()))
+    except (OSError, ValueError):
+        prog = _nvrtc(source, names, arch, include_dirs)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+            tmp.write_bytes(prog.cubin)
+            meta.write_text(json.dumps(prog.lowered))
+            os.replace(tmp, path)
+        except OSError:
+            pass  # a read-only cache directory only costs a recompile next time
+    with _lock:
+        _programs[key] = prog
+    return prog
+
+
+def _nvrtc(source: str, names: Sequence[str], arch: str, include_dirs: Sequence[Path]) -> Program:
+    from cupy_backends.cuda.libs import nvrtc
+
+    options = [f"-arch={arch}", *_OPTIONS, *(f"-I{d}" for d in include_dirs)]
+    prog = nvrtc.createProgram(source, "kps_program.cu", [], [])
+    try:
+        for n in names:
+            nvrtc.addNameExpression(prog, n)
+        try:
+            nvrtc.compileProgram(prog, options)
+        except nvrtc.NVRTCError as exc:
+            log = nvrtc.getProgramLog(prog)
+            raise CompileError(f"NVRTC failed ({exc}):\n{log}\nin:\n{_excerpt(source, log)}") from None
+        cubin = nvrtc.getCUBIN(prog)
+        lowered = {n: nvrtc.getLoweredName(prog, n) for n in names}
+    finally:
+        nvrtc.destroyProgram(prog)
+    return Program(bytes(cubin), lowered)
+
+
+def device_arch(device_id: int) -> str:
+    import cupy
+
+    return f"sm_{cupy.cuda.Device(device_id).compute_capability}"
+
+
+def load(source: str, names: Sequence[str], device_id: int, include_dirs: Sequence[Path] = ()) -> Dict[str, object]:
+    """Compile for the device's architecture and load: name expression -> `cupy.cuda.function.Function`."""
+    arch = device_arch(device_id)
+    prog = compile_program(source, names, arch, include_dirs)
+    key = (id(prog), device_id)
+    with _lock:
+        funcs = _modules.get(key)
+    if funcs is None:
+        import cupy
+        from cupy.cuda import function
+
+        with cupy.cuda.Device(device_id):
+            module = function.Module()
+            module.load(prog.cubin)
+            funcs = {n: module.get_function(prog.lowered[n]) for n in names}
+            funcs["__module__"] = module  # keeps the module loaded as long as its functions live
+        with _lock:
+            funcs = _modules.setdefault(key, funcs)
+    return funcs

@@ -1,0 +1,216 @@
+"""Functor descriptors: what to reduce and how to map each element, in CUDA and in NumPy.
+
+A descriptor carries a CUDA expression and its NumPy twin, so the GPU kernels and the NumPy
+backend compute the same function from one definition. A new functor is a few lines:
+
+    SQUARE = TransformOp("square", "x * x", numpy=np.square)
+    NORM2 = Epilogue("sqrt", "sqrt(a)", numpy=lambda a, n: np.sqrt(a))
+
+Kernels see them as generated structs (see `render`), never as edits to a kernel file.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Callable, Optional
+
+import numpy as np
+
+from . import dtypes
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+TypeRule = Callable[[np.dtype, Optional[np.dtype]], "tuple[np.dtype, np.dtype]"]
+
+
+def _check_name(name: str) -> None:
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ValueError(f"name: functor names are C identifiers, got {name!r}")
+
+
+def _accumulate_wide(dtype: np.dtype, requested: Optional[np.dtype]):
+    """sum/prod (NumPy): bool and signed ints -> int64, unsigned -> uint64, floats keep their type.
+    16-bit floats accumulate in float32 but keep their type on output."""
+    if requested is not None:
+        out = requested
+    elif dtype.kind in "bi":
+        out = np.dtype(np.int64)
+    elif dtype.kind == "u":
+        out = np.dtype(np.uint64)
+    else:
+        out = dtype
+    return (np.dtype(np.float32) if dtypes.is_half(out) else out), out
+
+
+def _accumulate_same(dtype: np.dtype, requested: Optional[np.dtype]):
+    """max/min: the input's own type (exact); 16-bit floats compare in float32."""
+    acc = np.dtype(np.float32) if dtypes.is_half(dtype) else dtype
+    return acc, (requested if requested is not None else dtype)
+
+
+def _accumulate_bool(dtype: np.dtype, requested: Optional[np.dtype]):
+    return np.dtype(np.bool_), (requested if requested is not None else np.dtype(np.bool_))
+
+
+def _accumulate_mean(dtype: np.dtype, requested: Optional[np.dtype]):
+    """mean (NumPy): ints and bool -> float64; floats keep their type, 16-bit ones summed in float32."""
+    if requested is not None:
+        out = requested
+    elif dtype.kind in "biu":
+        out = np.dtype(np.float64)
+    else:
+        out = dtype
+    return (np.dtype(np.float32) if dtypes.is_half(out) else out), out
+
+
+@dataclass(frozen=True, eq=False)
+class ReduceOp:
+    """A reduction: an associative, commutative `combine` of accumulators `a` and `b` (CUDA, in
+    `acc_t`), its `identity` per accumulate dtype, the NumPy ufunc whose `.reduce` is its twin, and
+    the rule (input dtype, requested dtype) -> (accumulate dtype, output dtype).
+
+    `empty_ok=False` makes an empty reduction an error, as NumPy's maximum and minimum do.
+    """
+
+    name: str
+    combine: str
+    identity: Callable[[np.dtype], object]
+    numpy: np.ufunc
+    accumulate: TypeRule = _accumulate_same
+    empty_ok: bool = True
+
+    def __post_init__(self):
+        _check_name(self.name)
+
+
+@dataclass(frozen=True, eq=False)
+class TransformOp:
+    """An elementwise map applied before reducing: a CUDA expression of `x` and its NumPy twin.
+
+    `x` arrives in the input's math type (float for 16-bit floats); the result type follows NumPy:
+    whatever `numpy` returns for the input dtype.
+    """
+
+    name: str
+    cuda: str
+    numpy: Callable[[np.ndarray], np.ndarray]
+
+    def __post_init__(self):
+        _check_name(self.name)
+
+    def result_dtype(self, dtype: np.dtype) -> np.dtype:
+        return _result_dtype(self, np.dtype(dtype))
+
+
+@lru_cache(maxsize=None)
+def _result_dtype(op: TransformOp, dtype: np.dtype) -> np.dtype:
+    return dtypes.check_dtype(np.asarray(op.numpy(np.ones(1, dtype=dtype))).dtype, f"transform {op.name}")
+
+
+@dataclass(frozen=True, eq=False)
+class Epilogue:
+    """The last step on each output: a CUDA expression of the accumulator `a` and the reduced count
+    `n`, its NumPy twin `numpy(a, n)`, and optionally its own type rule (mean: ints -> float64)."""
+
+    name: str
+    cuda: str
+    numpy: Callable[[np.ndarray, int], np.ndarray]
+    accumulate: Optional[TypeRule] = None
+
+    def __post_init__(self):
+        _check_name(self.name)
+
+
+def _lowest(dt: np.dtype):
+    if dt == np.bool_:
+        return False
+    return -np.inf if dt.kind == "f" else np.iinfo(dt).min
+
+
+def _highest(dt: np.dtype):
+    if dt == np.bool_:
+        return True
+    return np.inf if dt.kind == "f" else np.iinfo(dt).max
+
+
+# max/min propagate NaN: a NaN on either side wins (NumPy's maximum/minimum).
+ADD = ReduceOp("add", "a + b", lambda dt: 0, np.add, _accumulate_wide)
+MUL = ReduceOp("mul", "a * b", lambda dt: 1, np.multiply, _accumulate_wide)
+MAX = ReduceOp("max", "(a > b || a != a) ? a : b", _lowest, np.maximum, _accumulate_same, empty_ok=False)
+MIN = ReduceOp("min", "(a < b || a != a) ? a : b", _highest, np.minimum, _accumulate_same, empty_ok=False)
+LOGICAL_AND = ReduceOp("logical_and", "a && b", lambda dt: True, np.logical_and, _accumulate_bool)
+LOGICAL_OR = ReduceOp("logical_or", "a || b", lambda dt: False, np.logical_or, _accumulate_bool)
+
+IDENTITY = TransformOp("identity", "x", lambda x: x)
+SQUARE = TransformOp("square", "x * x", np.square)
+ABS = TransformOp("abs", "(x < 0 ? -x : x)", np.abs)
+
+NONE = Epilogue("none", "a", lambda a, n: a)
+MEAN = Epilogue("mean", "a / static_cast<acc_t>(n)", lambda a, n: np.true_divide(a, n), _accumulate_mean)
+
+REDUCE_OPS = (ADD, MUL, MAX, MIN, LOGICAL_AND, LOGICAL_OR)
+TRANSFORMS = (IDENTITY, SQUARE, ABS)
+EPILOGUES = (NONE, MEAN)
+
+
+@dataclass(frozen=True)
+class Functors:
+    """One reduction's functors with the dtypes they run at, and the CUDA structs naming them."""
+
+    op: ReduceOp
+    transform: TransformOp
+    epilogue: Epilogue
+    in_dtype: np.dtype
+    acc_dtype: np.dtype
+    out_dtype: np.dtype
+
+    @property
+    def reduce_struct(self) -> str:
+        return f"Reduce_{self.op.name}_{dtypes.code(self.acc_dtype)}"
+
+    @property
+    def transform_struct(self) -> str:
+        return f"Transform_{self.transform.name}_{dtypes.code(self.in_dtype)}"
+
+    @property
+    def epilogue_struct(self) -> str:
+        return f"Epilogue_{self.epilogue.name}_{dtypes.code(self.acc_dtype)}_{dtypes.code(self.out_dtype)}"
+
+    def render(self) -> str:
+        """The CUDA structs the kernels are instantiated with (interface: kps/primitives.cuh)."""
+        acc = dtypes.cuda_type(self.acc_dtype)
+        arg = dtypes.math_type(self.in_dtype)
+        res = dtypes.math_type(self.transform.result_dtype(self.in_dtype))
+        out = dtypes.cuda_type(self.out_dtype)
+        identity = dtypes.cuda_literal(self.op.identity(self.acc_dtype), self.acc_dtype)
+        return (
+            f"struct {self.reduce_struct} {{\n"
+            f"  typedef {acc} acc_t;\n"
+            f"  __device__ static acc_t Identity() {{ return {identity}; }}\n"
+            f"  __device__ static acc_t Combine(acc_t a, acc_t b) {{ return {self.op.combine}; }}\n"
+            f"}};\n"
+            f"struct {self.transform_struct} {{\n"
+            f"  typedef {arg} arg_t;\n"
+            f"  typedef {res} res_t;\n"
+            f"  __device__ static res_t Apply(arg_t x) {{ return static_cast<res_t>({self.transform.cuda}); }}\n"
+            f"}};\n"
+            f"struct {self.epilogue_struct} {{\n"
+            f"  typedef {acc} acc_t;\n"
+            f"  typedef {out} out_t;\n"
+            f"  __device__ static out_t Apply(acc_t a, long long n) {{ return kps::Cast<out_t>({self.epilogue.cuda}); }}\n"
+            f"}};\n"
+        )
+
+
+def resolve(op: ReduceOp, transform: TransformOp, epilogue: Epilogue, in_dtype, requested=None,
+            out_dtype=None) -> Functors:
+    """Pick the accumulate and output dtypes as NumPy would.
+
+    `requested` is the user's `dtype=`; `out_dtype` the dtype of a user's `out=` array, into which the
+    kernel casts directly (no extra pass)."""
+    in_dt = np.dtype(in_dtype)
+    t_dt = transform.result_dtype(in_dt)
+    rule = epilogue.accumulate or op.accumulate
+    acc, out = rule(t_dt, None if requested is None else np.dtype(requested))
+    return Functors(op, transform, epilogue, in_dt, acc, np.dtype(out_dtype) if out_dtype is not None else out)

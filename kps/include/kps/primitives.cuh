@@ -1,0 +1,202 @@
+// The kernel primitives. Every reduce kernel is one pipeline per thread, written with these alone:
+//
+//   Init -> ReadData / ReadDataVec / ReadDataReduce -> ElementwiseUnary -> Reduce (local)
+//        -> BlockReduce (global) -> epilogue -> WriteData
+//
+// Register tiles are NY rows of NX elements, stored row-major in a flat array `T[NX * NY]`.
+// `IsBoundary` is the one boundary flag: false means the whole tile is in range and nothing is
+// checked (vector access allowed); true means every slot is checked against `num_x` / `num_y`.
+// Slots outside the range are never read and never transformed: they hold the reduce identity.
+//
+// Functor interface (generated from the Python descriptors in kps/functors.py):
+//   reduce    R:  typedef acc_t; static acc_t Identity(); static acc_t Combine(acc_t, acc_t)
+//   transform Tr: typedef arg_t, res_t; static res_t Apply(arg_t)
+//   epilogue  Ep: typedef out_t; static out_t Apply(acc_t, long long count)
+#pragma once
+
+#include "kps/types.cuh"
+#include "kps/index.cuh"
+
+namespace kps {
+
+constexpr int kWarpSize = 32;
+
+template <typename T, int N>
+__device__ __forceinline__ void Init(T (&dst)[N], T value) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) dst[i] = value;
+}
+
+// Tile element (y, x) from src[y * stride_y + x * stride_x].
+template <typename T, int NX, int NY, bool IsBoundary>
+__device__ __forceinline__ void ReadData(T (&dst)[NX * NY], const T* src, long long stride_x,
+                                         long long stride_y, int num_x, int num_y) {
+#pragma unroll
+  for (int y = 0; y < NY; ++y) {
+#pragma unroll
+    for (int x = 0; x < NX; ++x) {
+      if (!IsBoundary || (x < num_x && y < num_y)) dst[y * NX + x] = src[y * stride_y + x * stride_x];
+    }
+  }
+}
+
+// Row y is one aligned vector of NX contiguous elements at src + y * stride_y.
+// The host guarantees the alignment of src and that stride_y keeps it.
+template <typename T, int NX, int NY, bool IsBoundary>
+__device__ __forceinline__ void ReadDataVec(T (&dst)[NX * NY], const T* src, long long stride_y,
+                                            int num_y) {
+#pragma unroll
+  for (int y = 0; y < NY; ++y) {
+    if (!IsBoundary || y < num_y) {
+      const Vec<T, NX> v = *reinterpret_cast<const Vec<T, NX>*>(src + y * stride_y);
+#pragma unroll
+      for (int x = 0; x < NX; ++x) dst[y * NX + x] = v.val[x];
+    }
+  }
+}
+
+// Row y at src + calc.Offset(first + y * step): the reduced dims need not be one stride.
+// Along x either one aligned vector (Vectorized, boundary only along y) or NX strided elements.
+template <typename T, int NX, int NY, bool IsBoundary, bool Vectorized, class Calc, typename IndexT>
+__device__ __forceinline__ void ReadDataReduce(T (&dst)[NX * NY], const T* src, const Calc& calc,
+                                               IndexT first, IndexT step, long long stride_x,
+                                               int num_x, int num_y) {
+#pragma unroll
+  for (int y = 0; y < NY; ++y) {
+    if (!IsBoundary || y < num_y) {
+      const T* row = src + calc.Offset(first + static_cast<IndexT>(y) * step);
+      if constexpr (Vectorized) {
+        const Vec<T, NX> v = *reinterpret_cast<const Vec<T, NX>*>(row);
+#pragma unroll
+        for (int x = 0; x < NX; ++x) dst[y * NX + x] = v.val[x];
+      } else {
+#pragma unroll
+        for (int x = 0; x < NX; ++x) {
+          if (!IsBoundary || x < num_x) dst[y * NX + x] = row[x * stride_x];
+        }
+      }
+    }
+  }
+}
+
+// dst = Cast<Acc>(Tr::Apply(Cast<arg_t>(src))) on in-range slots; the identity on the others
+// (a padded slot is never transformed: exp(identity) is not the identity).
+template <typename Acc, typename T, int NX, int NY, class Tr, bool IsBoundary>
+__device__ __forceinline__ void ElementwiseUnary(Acc (&dst)[NX * NY], const T (&src)[NX * NY],
+                                                 int num_x, int num_y, Acc identity) {
+#pragma unroll
+  for (int y = 0; y < NY; ++y) {
+#pragma unroll
+    for (int x = 0; x < NX; ++x) {
+      const bool valid = !IsBoundary || (x < num_x && y < num_y);
+      dst[y * NX + x] = valid
+          ? Cast<Acc>(Tr::Apply(Cast<typename Tr::arg_t>(src[y * NX + x])))
+          : identity;
+    }
+  }
+}
+
+// Local mode: fold the tile along y into NX accumulators, in row order.
+template <class R, int NX, int NY>
+__device__ __forceinline__ void Reduce(typename R::acc_t (&acc)[NX],
+                                       const typename R::acc_t (&tile)[NX * NY]) {
+#pragma unroll
+  for (int y = 0; y < NY; ++y) {
+#pragma unroll
+    for (int x = 0; x < NX; ++x) acc[x] = R::Combine(acc[x], tile[y * NX + x]);
+  }
+}
+
+// Global mode, along x: combine across each group of GROUP consecutive threads of a 1-D block of
+// BLOCK threads. GROUP <= 32: warp shuffles, every lane of the group ends with the result.
+// GROUP == BLOCK: shuffles, then the warps' results through shared memory (`smem`, BLOCK / 32
+// slots); thread 0 ends with the result. Every thread of the block must call it.
+template <class R, int GROUP, int BLOCK>
+__device__ __forceinline__ typename R::acc_t BlockReduce(typename R::acc_t acc,
+                                                         typename R::acc_t* smem) {
+  using Acc = typename R::acc_t;
+  constexpr int kLanes = GROUP < kWarpSize ? GROUP : kWarpSize;
+#pragma unroll
+  for (int mask = kLanes / 2; mask > 0; mask /= 2) acc = R::Combine(acc, ShflXor(acc, mask));
+  if constexpr (GROUP > kWarpSize) {
+    static_assert(GROUP == BLOCK, "a group wider than a warp is the whole block");
+    constexpr int kWarps = BLOCK / kWarpSize;
+    const int lane = threadIdx.x % kWarpSize, warp = threadIdx.x / kWarpSize;
+    if (lane == 0) smem[warp] = acc;
+    __syncthreads();
+    if (warp == 0) {
+      acc = lane < kWarps ? smem[lane] : R::Identity();
+#pragma unroll
+      for (int mask = kWarpSize / 2; mask > 0; mask /= 2) acc = R::Combine(acc, ShflXor(acc, mask));
+    }
+    __syncthreads();  // smem is free again for the caller's next use
+  }
+  return acc;
+}
+
+// Global mode, along y: a 1-D block of BLOCK threads seen as BY = BLOCK / BX rows of BX threads
+// (tx = threadIdx.x % BX). Combines NX accumulators per thread across the rows, in a fixed order;
+// the threads of row 0 end with the result. `smem` holds NX * BLOCK accumulators.
+template <class R, int NX, int BX, int BLOCK>
+__device__ __forceinline__ void BlockReduceY(typename R::acc_t (&acc)[NX], typename R::acc_t* smem) {
+  constexpr int kBY = BLOCK / BX;
+  constexpr int kRowsPerWarp = BX < kWarpSize ? kWarpSize / BX : 1;
+  constexpr int kSlots = kBY / kRowsPerWarp;  // rows left after the in-warp step
+  const int tx = threadIdx.x % BX, ty = threadIdx.x / BX;
+  if constexpr (kRowsPerWarp > 1) {
+#pragma unroll
+    for (int mask = kWarpSize / 2; mask >= BX; mask /= 2) {
+#pragma unroll
+      for (int x = 0; x < NX; ++x) acc[x] = R::Combine(acc[x], ShflXor(acc[x], mask));
+    }
+  }
+  if constexpr (kSlots > 1) {
+    if (ty % kRowsPerWarp == 0) {
+#pragma unroll
+      for (int x = 0; x < NX; ++x) smem[(x * kSlots + ty / kRowsPerWarp) * BX + tx] = acc[x];
+    }
+    __syncthreads();
+    if (ty == 0) {
+#pragma unroll
+      for (int x = 0; x < NX; ++x) {
+        for (int s = 1; s < kSlots; ++s) acc[x] = R::Combine(acc[x], smem[(x * kSlots + s) * BX + tx]);
+      }
+    }
+    __syncthreads();
+  }
+}
+
+// Predicated store of NX values, element x at dst[x * stride]; one aligned vector store when the
+// tile is in range and the host said the destination allows it.
+template <typename T, int NX, bool IsBoundary, bool Vectorized>
+__device__ __forceinline__ void WriteData(T* dst, const T (&src)[NX], long long stride, int num) {
+  if constexpr (!IsBoundary && Vectorized) {
+    Vec<T, NX> v;
+#pragma unroll
+    for (int x = 0; x < NX; ++x) v.val[x] = src[x];
+    *reinterpret_cast<Vec<T, NX>*>(dst) = v;
+  } else {
+#pragma unroll
+    for (int x = 0; x < NX; ++x) {
+      if (!IsBoundary || x < num) dst[x * stride] = src[x];
+    }
+  }
+}
+
+// Last-block-done: after every block of a split has stored its partials, exactly one block (the
+// last to arrive) sees true and combines them. The counter is left at zero for the next launch on
+// the stream. Every thread of the block must call it.
+__device__ __forceinline__ bool IsLastBlock(unsigned* counter, unsigned num_blocks) {
+  __shared__ bool is_last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const unsigned arrived = atomicAdd(counter, 1u) + 1u;
+    is_last = arrived == num_blocks;
+    if (is_last) *counter = 0u;
+  }
+  __syncthreads();
+  return is_last;
+}
+
+}  // namespace kps

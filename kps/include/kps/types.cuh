@@ -1,0 +1,94 @@
+// Element types, casts and register vectors shared by every primitive.
+//
+// float16 and bfloat16 are plain 16-bit storage structs converted with PTX `cvt`, so the kernels need
+// no CUDA math headers (NVRTC then compiles them on a machine without a GPU or a toolkit install).
+#pragma once
+
+namespace kps {
+
+struct alignas(2) float16 { unsigned short bits; };
+struct alignas(2) bfloat16 { unsigned short bits; };
+
+__device__ __forceinline__ float ToFloat(float16 h) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h.bits));
+  return f;
+}
+__device__ __forceinline__ float ToFloat(bfloat16 h) {
+  return __uint_as_float(static_cast<unsigned>(h.bits) << 16);
+}
+__device__ __forceinline__ float16 ToFloat16(float f) {
+  float16 h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.bits) : "f"(f));
+  return h;
+}
+__device__ __forceinline__ bfloat16 ToBFloat16(float f) {
+  bfloat16 h;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h.bits) : "f"(f));
+  return h;
+}
+
+// Cast<To>(x): static_cast for the built-in types, through float for the 16-bit floats.
+template <typename To, typename From>
+struct Caster { __device__ static To Apply(From x) { return static_cast<To>(x); } };
+template <typename From>
+struct Caster<float16, From> {
+  __device__ static float16 Apply(From x) { return ToFloat16(static_cast<float>(x)); }
+};
+template <typename From>
+struct Caster<bfloat16, From> {
+  __device__ static bfloat16 Apply(From x) { return ToBFloat16(static_cast<float>(x)); }
+};
+template <typename To>
+struct Caster<To, float16> { __device__ static To Apply(float16 x) { return static_cast<To>(ToFloat(x)); } };
+template <typename To>
+struct Caster<To, bfloat16> { __device__ static To Apply(bfloat16 x) { return static_cast<To>(ToFloat(x)); } };
+template <>
+struct Caster<float16, float16> { __device__ static float16 Apply(float16 x) { return x; } };
+template <>
+struct Caster<bfloat16, bfloat16> { __device__ static bfloat16 Apply(bfloat16 x) { return x; } };
+template <>
+struct Caster<float16, bfloat16> { __device__ static float16 Apply(bfloat16 x) { return ToFloat16(ToFloat(x)); } };
+template <>
+struct Caster<bfloat16, float16> { __device__ static bfloat16 Apply(float16 x) { return ToBFloat16(ToFloat(x)); } };
+
+template <typename To, typename From>
+__device__ __forceinline__ To Cast(From x) { return Caster<To, From>::Apply(x); }
+
+// N elements that move as one aligned access (16 bytes for the vector paths).
+template <typename T, int N>
+struct alignas(sizeof(T) * N) Vec { T val[N]; };
+
+// Number of elements of T in one 16-byte access.
+template <typename T>
+struct VecWidth { static constexpr int value = sizeof(T) <= 16 ? 16 / sizeof(T) : 1; };
+
+// Warp shuffle of any trivially copyable value (scalars and accumulator structs alike),
+// moved as 32-bit words.
+template <typename T>
+__device__ __forceinline__ T ShflXor(T v, int mask) {
+  constexpr int kWords = (sizeof(T) + 3) / 4;
+  union { T value; int words[kWords]; } u;
+  u.value = v;
+#pragma unroll
+  for (int i = 0; i < kWords; ++i) u.words[i] = __shfl_xor_sync(0xffffffffu, u.words[i], mask);
+  return u.value;
+}
+
+// A load that bypasses L1: partials written by other blocks of the same launch are read this way.
+template <typename T>
+__device__ __forceinline__ T LoadGlobalCG(const T* p) {
+  constexpr int kWords = (sizeof(T) + 3) / 4;
+  static_assert(sizeof(T) % 4 == 0 || sizeof(T) < 4, "accumulator size must be a multiple of 4 bytes");
+  if constexpr (sizeof(T) < 4) {
+    return *reinterpret_cast<const volatile T*>(p);
+  } else {
+    union { T value; int words[kWords]; } u;
+    const int* w = reinterpret_cast<const int*>(p);
+#pragma unroll
+    for (int i = 0; i < kWords; ++i) u.words[i] = __ldcg(w + i);
+    return u.value;
+  }
+}
+
+}  // namespace kps

@@ -1,0 +1,15 @@
+"""ops: the public API. `ops.reduce_sum(x, axis=0)` and friends, NumPy semantics, on CuPy arrays
+(GPU kernels) or NumPy arrays (NumPy backend). See README.md."""
+from .api import (
+    reduce,
+    reduce_all,
+    reduce_any,
+    reduce_max,
+    reduce_mean,
+    reduce_min,
+    reduce_prod,
+    reduce_sum,
+)
+
+__all__ = ["reduce", "reduce_all", "reduce_any", "reduce_max", "reduce_mean", "reduce_min", "reduce_prod",
+           "reduce_sum"]

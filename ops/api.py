@@ -1,0 +1,155 @@
+"""The public reductions, with NumPy's semantics.
+
+CuPy arrays run the GPU kernels; NumPy arrays run the NumPy backend built from the same functor
+descriptors. Argument errors are raised before anything runs or is written, and name the argument.
+"""
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+
+import kps
+from kernels import config, reduce_into
+from kps import dtypes
+
+from . import numpy_backend
+
+
+def _cupy():
+    try:
+        import cupy
+    except ImportError:  # pragma: no cover - depends on the environment
+        return None
+    return cupy
+
+
+def _backend(x):
+    """'gpu' or 'cpu' for the input, or a TypeError naming `x`."""
+    if isinstance(x, np.ndarray):
+        return "cpu", x
+    if isinstance(x, np.generic):
+        return "cpu", np.asarray(x)
+    cupy = _cupy()
+    if cupy is not None and isinstance(x, cupy.ndarray):
+        return "gpu", x
+    raise TypeError(
+        f"x: expected a cupy.ndarray or a numpy.ndarray, got {type(x).__module__}.{type(x).__qualname__}"
+    )
+
+
+@lru_cache(maxsize=None)
+def _functors(op, transform, epilogue, in_dtype, requested, out_dtype) -> kps.Functors:
+    return kps.resolve(op, transform, epilogue, in_dtype, requested, out_dtype)
+
+
+def _check_descriptors(op, transform, epilogue) -> None:
+    for name, value, kind in (("op", op, kps.ReduceOp), ("transform", transform, kps.TransformOp),
+                              ("epilogue", epilogue, kps.Epilogue)):
+        if not isinstance(value, kind):
+            raise TypeError(f"{name}: expected a kps.{kind.__name__}, got {value!r}")
+
+
+def _check_out(out, backend: str, x, shape, natural: np.dtype):
+    if backend == "cpu":
+        if not isinstance(out, np.ndarray):
+            raise TypeError(f"out: expected a numpy.ndarray for a NumPy input, got {type(out).__name__}")
+    else:
+        cupy = _cupy()
+        if not isinstance(out, cupy.ndarray):
+            raise TypeError(f"out: expected a cupy.ndarray for a CuPy input, got {type(out).__name__}")
+        if out.device.id != x.device.id:
+            raise ValueError(f"out: on device {out.device.id}, the input is on device {x.device.id}")
+    dtypes.check_dtype(out.dtype, "out")
+    if out.shape != shape:
+        raise ValueError(f"out: expected shape {shape}, got {out.shape}")
+    # NumPy's rule for a reduction's out=: the result must cast to it under 'same_kind'.
+    if not np.can_cast(natural, out.dtype, casting="same_kind"):
+        raise TypeError(f"out: cannot cast the result from {natural} to {out.dtype} under casting rule 'same_kind'")
+
+
+def _byte_span(a):
+    lo = hi = a.data.ptr
+    for n, s in zip(a.shape, a.strides):
+        if s > 0:
+            hi += (n - 1) * s
+        else:
+            lo += (n - 1) * s
+    return lo, hi + a.itemsize
+
+
+def _overlaps(a, b) -> bool:
+    (a0, a1), (b0, b1) = _byte_span(a), _byte_span(b)
+    return a0 < b1 and b0 < a1
+
+
+def reduce(x, axis=None, op=kps.ADD, transform=kps.IDENTITY, keepdims=False, dtype=None, out=None, *,
+           epilogue=kps.NONE):
+    """Reduce `x` over `axis` with `op`, after mapping every element with `transform` and before
+    finishing every output with `epilogue`. NumPy semantics for axis, keepdims, dtype and out."""
+    backend, x = _backend(x)
+    in_dtype = dtypes.check_dtype(x.dtype, "x")
+    _check_descriptors(op, transform, epilogue)
+    if not isinstance(keepdims, (bool, np.bool_)):
+        raise TypeError(f"keepdims: expected a bool, got {keepdims!r}")
+    keepdims = bool(keepdims)
+    axes = config.normalize_axis(axis, x.ndim)
+    requested = None if dtype is None else dtypes.check_dtype(dtype, "dtype")
+    f = _functors(op, transform, epilogue, in_dtype, requested, None)
+    shape = config.result_shape(x.shape, axes, keepdims)
+    if out is not None:
+        _check_out(out, backend, x, shape, f.out_dtype)
+        f = _functors(op, transform, epilogue, in_dtype, requested, out.dtype)
+    num_red = math.prod(x.shape[a] for a in axes)
+    if num_red == 0 and not op.empty_ok:
+        raise ValueError(f"zero-size array to reduction operation {op.name} which has no identity")
+
+    if backend == "cpu":
+        return numpy_backend.reduce(x, axes, keepdims, f, out)
+    return _reduce_gpu(x, axes, keepdims, f, out, shape, num_red)
+
+
+def _reduce_gpu(x, axes, keepdims, f, out, shape, num_red):
+    cupy = _cupy()
+    y = out
+    if y is None or (x.size and _overlaps(x, y)):
+        y = cupy.empty(shape, dtype=f.out_dtype)
+    if y.size:
+        if num_red == 0:
+            y.fill(numpy_backend.empty_result(f))
+        else:
+            if any(s % x.itemsize for s in x.strides):
+                x = cupy.ascontiguousarray(x)
+            device = x.device
+            if device.id != cupy.cuda.runtime.getDevice():
+                with device:
+                    reduce_into(x, y, axes, keepdims, f)
+            else:
+                reduce_into(x, y, axes, keepdims, f)
+    if out is not None and y is not out:
+        out[...] = y
+        return out
+    return y
+
+
+def _named(name: str, op, epilogue=kps.NONE, doc: str = ""):
+    def fn(x, axis=None, keepdims=False, dtype=None, out=None):
+        return reduce(x, axis, op, kps.IDENTITY, keepdims, dtype, out, epilogue=epilogue)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (
+        f"{doc}\n\nNumPy semantics: `axis` None, an int or a tuple of ints; `keepdims`; `dtype` for the"
+        " result (and the accumulation); `out` of the result's shape. CuPy arrays in -> CuPy out (GPU);"
+        " NumPy arrays in -> NumPy out (CPU backend)."
+    )
+    return fn
+
+
+reduce_sum = _named("reduce_sum", kps.ADD, doc="Sum of elements over the given axes (numpy.sum).")
+reduce_mean = _named("reduce_mean", kps.ADD, kps.MEAN, doc="Arithmetic mean over the given axes (numpy.mean).")
+reduce_max = _named("reduce_max", kps.MAX, doc="Maximum over the given axes; NaN propagates (numpy.max).")
+reduce_min = _named("reduce_min", kps.MIN, doc="Minimum over the given axes; NaN propagates (numpy.min).")
+reduce_prod = _named("reduce_prod", kps.MUL, doc="Product of elements over the given axes (numpy.prod).")
+reduce_all = _named("reduce_all", kps.LOGICAL_AND, doc="Whether every element is true (numpy.all).")
+reduce_any = _named("reduce_any", kps.LOGICAL_OR, doc="Whether any element is true (numpy.any).")

@@ -1,0 +1,224 @@
+"""`python -m ops.bench`: this project against cupy.sum and torch.sum on the public cases.
+
+On a GPU: every case in bench_cases.json (or --case NAME, or --shape/--axis/--dtype), timed with
+CUDA events in one process, with the read ceiling measured in the same run; GB/s = (input + output
+bytes) / time. Without a GPU it says so first and runs the NumPy backend on scaled-down cases
+against NumPy, so the command works on any machine.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+import numpy as np
+
+import ops
+
+from . import timing
+
+CASES_FILE = Path(__file__).with_name("bench_cases.json")
+
+#: op name -> (our function, the NumPy/CuPy function name, the torch function name or None)
+OPS = {
+    "sum": (ops.reduce_sum, "sum", "sum"),
+    "mean": (ops.reduce_mean, "mean", "mean"),
+    "max": (ops.reduce_max, "max", "amax"),
+    "min": (ops.reduce_min, "min", "amin"),
+    "prod": (ops.reduce_prod, "prod", None),
+    "all": (ops.reduce_all, "all", "all"),
+    "any": (ops.reduce_any, "any", "any"),
+}
+
+#: Largest input of the CPU fallback's scaled-down cases (elements).
+CPU_CASE_ELEMENTS = 1 << 20
+
+
+@dataclass
+class Case:
+    name: str
+    shape: Tuple[int, ...]
+    axis: Optional[Tuple[int, ...]]
+    dtype: str = "float32"
+    peer_us: Dict[str, float] = field(default_factory=dict)
+
+    @property
+    def axes(self) -> Tuple[int, ...]:
+        return tuple(range(len(self.shape))) if self.axis is None else self.axis
+
+    def nbytes(self, dtype=None) -> int:
+        """Bytes a reduction must move: the input read once, the output written once."""
+        item = np.dtype(dtype or self.dtype).itemsize
+        n_in = math.prod(self.shape)
+        n_out = math.prod(n for i, n in enumerate(self.shape) if i not in self.axes)
+        return (n_in + n_out) * item
+
+
+def load_cases() -> List[Case]:
+    raw = json.loads(CASES_FILE.read_text())["cases"]
+    out = []
+    for c in raw:
+        axis = c["axis"]
+        axis = None if axis is None else tuple(axis) if isinstance(axis, list) else (axis,)
+        out.append(Case(c["name"], tuple(c["shape"]), axis, c["dtype"], c.get("peer_us", {})))
+    return out
+
+
+def make_input(shape, dtype, xp, seed: int = 0):
+    """Fresh random data of `dtype` (normal floats, small ints, ~half-true bools); never zeros."""
+    dtype = np.dtype(dtype)
+    rng = xp.random.default_rng(seed)
+    if dtype == np.bool_:
+        return rng.random(shape, dtype=np.float32) > 0.5
+    if dtype.kind in "iu":
+        return rng.integers(1, 8, size=shape).astype(dtype)
+    return rng.standard_normal(shape, dtype=np.float32).astype(dtype)
+
+
+def _torch():
+    try:
+        import torch
+
+        return torch if torch.cuda.is_available() else None
+    except ImportError:
+        return None
+
+
+def peer_calls(op: str, x, axes):
+    """name -> zero-argument callable, for the peers that run this op (cupy always, torch if there)."""
+    import cupy
+
+    _, np_name, torch_name = OPS[op]
+    calls = {"cupy": lambda: getattr(cupy, np_name)(x, axis=axes)}
+    torch = _torch()
+    if torch is not None and torch_name is not None:
+        t = torch.from_dlpack(x)
+        fn = getattr(torch, torch_name)
+        calls["torch"] = lambda: fn(t, dim=axes)
+    return calls
+
+
+def _check(result, x, op: str, axes) -> bool:
+    """Our result against a float64 NumPy reference (a benchmark of a wrong kernel means nothing)."""
+    ref = getattr(np, OPS[op][1])(x.get().astype(np.float64) if x.dtype != np.bool_ else x.get(), axis=axes)
+    tol = 2e-2 if x.dtype == np.float16 else 1e-4
+    return bool(np.allclose(result.get().astype(np.float64), ref, rtol=tol, atol=tol * math.sqrt(x.size / max(ref.size, 1))))
+
+
+def run_gpu_case(case: Case, op: str, ceiling: float, dtype=None, repeat: int = 30) -> dict:
+    import cupy
+
+    dtype = np.dtype(dtype or case.dtype)
+    x = make_input(case.shape, dtype, cupy)
+    ours = OPS[op][0]
+    axes = case.axes
+    row = {"case": case.name, "op": op, "dtype": dtype.name, "MB": case.nbytes(dtype) / 1e6}
+    row["ok"] = _check(ours(x, axis=axes), x, op, axes)
+    row["ours_us"] = timing.median_us(lambda: ours(x, axis=axes), repeat=repeat)
+    for name, fn in peer_calls(op, x, axes).items():
+        row[f"{name}_us"] = timing.median_us(fn, repeat=repeat)
+    row["GBps"] = case.nbytes(dtype) / row["ours_us"] / 1e3
+    row["pct_ceiling"] = 100 * row["GBps"] / ceiling
+    peers = [row[k] for k in ("torch_us", "cupy_us") if k in row]
+    row["vs_best_peer"] = min(peers) / row["ours_us"]
+    del x
+    cupy.get_default_memory_pool().free_all_blocks()
+    return row
+
+
+def run_cpu_case(case: Case, op: str, dtype=None) -> dict:
+    shape = list(case.shape)
+    while math.prod(shape) > CPU_CASE_ELEMENTS:
+        shape[shape.index(max(shape))] //= 2
+    small = Case(case.name, tuple(shape), case.axis, case.dtype)
+    dtype = np.dtype(dtype or case.dtype)
+    x = make_input(small.shape, dtype, np)
+    ours, np_name, _ = OPS[op]
+    axes = small.axes
+    ref = getattr(np, np_name)(x, axis=axes)
+    row = {"case": f"{case.name}->{'x'.join(map(str, shape))}", "op": op, "dtype": dtype.name,
+           "MB": small.nbytes(dtype) / 1e6}
+    row["ok"] = bool(np.allclose(ours(x, axis=axes), ref, rtol=1e-3, atol=1e-3))
+    row["ours_us"] = timing.median_us_cpu(lambda: ours(x, axis=axes))
+    row["numpy_us"] = timing.median_us_cpu(lambda: getattr(np, np_name)(x, axis=axes))
+    row["vs_best_peer"] = row["numpy_us"] / row["ours_us"]
+    return row
+
+
+def _table(rows: List[dict], gpu: bool) -> str:
+    if gpu:
+        head = f"{'case':<26}{'MB':>8}{'ours us':>10}{'GB/s':>8}{'%ceil':>7}{'torch us':>10}{'cupy us':>10}{'vs best':>9}  ok"
+    else:
+        head = f"{'case':<40}{'MB':>8}{'ours us':>10}{'numpy us':>10}{'vs numpy':>9}  ok"
+    lines = [head]
+    for r in rows:
+        ok = "yes" if r["ok"] else "NO"
+        if gpu:
+            lines.append(
+                f"{r['case']:<26}{r['MB']:>8.1f}{r['ours_us']:>10.1f}{r['GBps']:>8.0f}{r['pct_ceiling']:>6.1f}%"
+                f"{r.get('torch_us', float('nan')):>10.1f}{r['cupy_us']:>10.1f}{r['vs_best_peer']:>8.2f}x  {ok}"
+            )
+        else:
+            lines.append(f"{r['case']:<40}{r['MB']:>8.2f}{r['ours_us']:>10.1f}{r['numpy_us']:>10.1f}"
+                         f"{r['vs_best_peer']:>8.2f}x  {ok}")
+    return "\n".join(lines)
+
+
+def _parse(argv):
+    p = argparse.ArgumentParser(prog="python -m ops.bench", description=__doc__.splitlines()[0])
+    p.add_argument("--case", action="append", help="run only this public case (repeatable)")
+    p.add_argument("--shape", help="a custom case: comma-separated shape, e.g. 4096,1024")
+    p.add_argument("--axis", help="custom case axes, comma-separated (default: all)")
+    p.add_argument("--dtype", help="override the dtype (default: the case's)")
+    p.add_argument("--op", default="sum", choices=sorted(OPS))
+    p.add_argument("--repeat", type=int, default=30, help="timed calls per measurement (median)")
+    p.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
+    return p.parse_args(argv)
+
+
+def select_cases(args) -> List[Case]:
+    if args.shape:
+        shape = tuple(int(s) for s in args.shape.split(","))
+        axis = None if args.axis is None else tuple(int(a) for a in args.axis.split(","))
+        return [Case("custom", shape, axis, args.dtype or "float32")]
+    cases = load_cases()
+    if args.case:
+        unknown = set(args.case) - {c.name for c in cases}
+        if unknown:
+            raise SystemExit(f"--case: unknown case(s) {sorted(unknown)}; known: {[c.name for c in cases]}")
+        cases = [c for c in cases if c.name in args.case]
+    return cases
+
+
+def main(argv=None) -> int:
+    args = _parse(argv)
+    cases = select_cases(args)
+    gpu = timing.gpu_available()
+    if gpu:
+        import cupy
+
+        props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
+        ceiling = timing.read_ceiling_gbps()
+        print(f"GPU: {props['name'].decode()} | read ceiling {ceiling:.0f} GB/s (measured now) | op {args.op}",
+              flush=True)
+        rows = [run_gpu_case(c, args.op, ceiling, args.dtype, args.repeat) for c in cases]
+    else:
+        ceiling = None
+        print("no GPU: running the NumPy backend on scaled-down cases against NumPy (CPU backend)", flush=True)
+        rows = [run_cpu_case(c, args.op, args.dtype) for c in cases]
+    print(_table(rows, gpu))
+    faster = sum(r["vs_best_peer"] >= 1.0 for r in rows)
+    wrong = sum(not r["ok"] for r in rows)
+    print(f"summary: {faster}/{len(rows)} cases at or faster than the best peer; {wrong} wrong results"
+          + (f"; ceiling {ceiling:.0f} GB/s" if ceiling else ""))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"ceiling_GBps": ceiling, "rows": rows}, indent=1))
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,158 @@
+"""A Python replay of a planned launch: which input offsets each thread of the grid reads and which
+output offsets are written, following ReduceInner / ReduceOuter (kernels/cuda/reduce.cuh) loop by
+loop. The coverage tests check every input element is read exactly once and every output written
+exactly once, on the CPU, for the tail blocks and splits too.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Callable, Tuple
+
+from kernels.config import ReduceConfig
+
+
+def _calc(dims) -> Callable[[int], Tuple[int, int]]:
+    """kps::IndexCalc: flat index -> (input offset, output offset), dims outermost first."""
+    def get(idx: int):
+        in_off = out_off = 0
+        for d in reversed(dims):
+            idx, r = divmod(idx, d.size)
+            in_off += r * d.in_stride
+            out_off += r * d.out_stride
+        return in_off, out_off
+    return get
+
+
+def _ceil(a, b):
+    return -(-a // b)
+
+
+class Replay:
+    def __init__(self, cfg: ReduceConfig, itemsize: int, misalign: int):
+        self.cfg, self.itemsize, self.misalign = cfg, itemsize, misalign
+        self.reads: Counter = Counter()
+        self.writes: Counter = Counter()
+
+    def _address(self, offset: int) -> int:
+        return self.misalign + (offset + self.cfg.in_offset) * self.itemsize
+
+    def _read(self, offset: int) -> None:
+        self.reads[offset + self.cfg.in_offset] += 1
+
+    # --- ReduceInner -------------------------------------------------------------------------
+    def _fold_strided(self, run, length, stride, lane, lanes, ny):
+        i, step = 0, lanes * ny
+        while i + step <= length:
+            for y in range(ny):
+                self._read(run + (i + lane + y * lanes) * stride)
+            i += step
+        if i + lane < length:
+            num_y = _ceil(length - i - lane, lanes)
+            assert num_y <= ny
+            for y in range(num_y):
+                self._read(run + (i + lane + y * lanes) * stride)
+
+    def _vectors(self, body, v, lane, lanes, num_y):
+        vec = self.cfg.vec
+        for y in range(num_y):
+            w = body + (v + lane + y * lanes) * vec
+            assert self._address(w) % 16 == 0, "misaligned vector load"
+            for j in range(vec):
+                self._read(w + j)
+
+    def _fold_contiguous(self, run, length, lane, lanes):
+        vec, ny = self.cfg.vec, self.cfg.ny
+        head = min(length, ((16 - self._address(run) % 16) % 16) // self.itemsize)
+        self._fold_strided(run, head, 1, lane, lanes, 1)
+        body = run + head
+        num_vec = (length - head) // vec
+        v, step = 0, lanes * ny
+        while v + step <= num_vec:
+            self._vectors(body, v, lane, lanes, ny)
+            v += step
+        if v + lane < num_vec:
+            num_y = _ceil(num_vec - v - lane, lanes)
+            assert num_y <= ny
+            self._vectors(body, v, lane, lanes, num_y)
+        done = head + num_vec * vec
+        self._fold_strided(run + done, length - done, 1, lane, lanes, 1)
+
+    def inner(self):
+        cfg = self.cfg
+        kept, red = _calc(cfg.kept), _calc(cfg.red)
+        groups = cfg.block // cfg.lanes
+        gx, gy = cfg.grid
+        for split in range(gy):
+            seg_begin, seg_end, in_begin, in_end = 0, cfg.num_seg, 0, cfg.inner.size
+            if cfg.chunks > 1:
+                seg_begin = split // cfg.chunks
+                seg_end = seg_begin + 1
+                in_begin = (split - seg_begin * cfg.chunks) * cfg.chunk_len
+                in_end = min(in_end, in_begin + cfg.chunk_len)
+            elif cfg.num_splits > 1:
+                seg_begin = split * cfg.segs_per_split
+                seg_end = min(seg_end, seg_begin + cfg.segs_per_split)
+            for bx in range(gx):
+                for base in range(bx * groups, cfg.num_out, gx * groups):
+                    assert cfg.num_splits == 1 or base == bx * groups, "split launches must not grid-stride"
+                    for group in range(groups):
+                        row = base + group
+                        if row >= cfg.num_out:
+                            continue
+                        in_off, out_off = kept(row)
+                        for seg in range(seg_begin, seg_end):
+                            run = in_off + red(seg)[0] + in_begin * cfg.inner.in_stride
+                            for lane in range(cfg.lanes):
+                                if cfg.vec > 1:
+                                    self._fold_contiguous(run, max(0, in_end - in_begin), lane, cfg.lanes)
+                                else:
+                                    self._fold_strided(run, max(0, in_end - in_begin), cfg.inner.in_stride, lane,
+                                                       cfg.lanes, cfg.ny)
+                        if split == gy - 1:  # one block per output group finishes (last-block-done)
+                            self.writes[out_off] += 1
+        return self
+
+    # --- ReduceOuter -------------------------------------------------------------------------
+    def outer(self):
+        cfg = self.cfg
+        kept, red = _calc(cfg.kept), _calc(cfg.red)
+        bx, vec, ny = cfg.lanes, cfg.vec, cfg.ny
+        by = cfg.block // bx
+        gx, gy = cfg.grid
+        for split in range(gy):
+            r_begin = split * cfg.rows_per_split
+            r_end = min(cfg.num_red, r_begin + cfg.rows_per_split)
+            for block_x in range(gx):
+                for tile in range(block_x, cfg.num_tiles, gx):
+                    assert cfg.num_splits == 1 or tile == block_x, "split launches must not grid-stride"
+                    outer, ct = divmod(tile, cfg.col_tiles)
+                    in_off, out_off = kept(outer)
+                    for tx in range(bx):
+                        col = (ct * bx + tx) * vec
+                        ncols = max(0, min(vec, cfg.inner.size - col))
+                        base = in_off + col * cfg.inner.in_stride
+                        for ty in range(by):
+                            r = r_begin + ty
+                            if ncols == vec:
+                                while r + (ny - 1) * by < r_end:
+                                    for y in range(ny):
+                                        row = base + red(r + y * by)[0]
+                                        if cfg.vec_in:
+                                            assert self._address(row) % (vec * self.itemsize) == 0
+                                        for j in range(vec):
+                                            self._read(row + j * cfg.inner.in_stride)
+                                    r += by * ny
+                            if ncols > 0:
+                                while r < r_end:
+                                    for y in range(min(ny, _ceil(r_end - r, by))):
+                                        row = base + red(r + y * by)[0]
+                                        for j in range(ncols):
+                                            self._read(row + j * cfg.inner.in_stride)
+                                    r += by * ny
+                        if split == gy - 1:
+                            for j in range(ncols):
+                                self.writes[out_off + (col + j) * cfg.inner.out_stride] += 1
+        return self
+
+    def run(self):
+        return self.inner() if self.cfg.kernel == "inner" else self.outer()

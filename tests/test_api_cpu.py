@@ -1,0 +1,190 @@
+"""The public API on the NumPy backend: NumPy's results, dtypes and errors, on the CPU."""
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+from hypothesis.extra import numpy as hnp
+
+import kps
+import ops
+from helpers import DTYPES, OPS, check, data
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+@pytest.mark.parametrize("op", list(OPS))
+def test_numpy_backend_matches_numpy(op, dtype):
+    rng = np.random.default_rng(7)
+    x = data((6, 7, 5), dtype, op, rng)
+    for axis in [None, 0, 1, 2, (0, 2), (1, 2), ()]:
+        for keepdims in (False, True):
+            got = OPS[op][0](x, axis=axis, keepdims=keepdims)
+            assert isinstance(got, (np.ndarray, np.generic))
+            check(op, got, x, axis, keepdims)
+
+
+def test_scalar_results_are_numpy_scalars_like_numpy():
+    x = np.arange(1, 7, dtype=np.int32).reshape(2, 3)
+    assert type(ops.reduce_sum(x)) is type(np.sum(x))
+    assert ops.reduce_sum(x) == 21 and ops.reduce_prod(x) == 720
+
+
+def test_dtype_and_out():
+    x = np.random.default_rng(1).integers(-5, 5, size=(4, 9)).astype(np.int8)
+    assert ops.reduce_sum(x, axis=1, dtype=np.int8).dtype == np.int8
+    out = np.full(9, -1.0)
+    assert ops.reduce_sum(x, axis=0, out=out) is out
+    np.testing.assert_array_equal(out, x.sum(axis=0))
+    np.testing.assert_allclose(ops.reduce_mean(x, axis=1), x.mean(axis=1))
+
+
+def test_empty_reductions():
+    e = np.empty((0, 3), np.float32)
+    np.testing.assert_array_equal(ops.reduce_sum(e, axis=0), np.zeros(3, np.float32))
+    np.testing.assert_array_equal(ops.reduce_prod(e, axis=0), np.ones(3, np.float32))
+    assert ops.reduce_all(e, axis=0).all() and not ops.reduce_any(e, axis=0).any()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        assert np.isnan(ops.reduce_mean(e, axis=0)).all()
+    with pytest.raises(ValueError, match="no identity"):
+        ops.reduce_max(e, axis=0)
+    assert ops.reduce_max(np.empty((3, 0)), axis=0).shape == (0,)
+
+
+def test_user_functors_extend_without_kernel_changes():
+    x = np.random.default_rng(2).standard_normal((5, 8)).astype(np.float32)
+    sq = kps.TransformOp("square", "x * x", numpy=np.square)
+    np.testing.assert_allclose(ops.reduce(x, axis=1, op=kps.ADD, transform=sq), (x * x).sum(axis=1), rtol=1e-6)
+    rms = kps.Epilogue("rms", "sqrt(a / static_cast<acc_t>(n))", numpy=lambda a, n: np.sqrt(a / n))
+    np.testing.assert_allclose(ops.reduce(x, axis=0, transform=sq, epilogue=rms), np.sqrt((x * x).mean(axis=0)),
+                               rtol=1e-6)
+
+
+@given(x=hnp.arrays(st.sampled_from(["float32", "int16", "bool", "float16"]),
+                    hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=6),
+                    elements={"allow_nan": False, "allow_infinity": False}),
+       data_=st.data())
+def test_numpy_backend_property(x, data_):
+    axis = data_.draw(st.one_of(st.none(), hnp.valid_tuple_axes(x.ndim)))
+    op = data_.draw(st.sampled_from(["sum", "max", "any", "mean"]))
+    fn, ref = OPS[op]
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)
+            expect = ref(x, axis=axis)
+    except ValueError:
+        with pytest.raises(ValueError):
+            fn(x, axis=axis)
+        return
+    with np.errstate(all="ignore"):
+        got = fn(x, axis=axis)
+    assert np.asarray(got).dtype == np.asarray(expect).dtype
+    np.testing.assert_allclose(np.asarray(got, dtype=np.float64), np.asarray(expect, dtype=np.float64),
+                               rtol=2e-2 if x.dtype == np.float16 else 1e-5, atol=1e-2, equal_nan=True)
+
+
+X = np.arange(12, dtype=np.float32).reshape(3, 4)
+
+#: (call, exception, words the message must contain): every one names its argument.
+BAD_CALLS = [
+    (lambda: ops.reduce_sum([1, 2, 3]), TypeError, "x"),
+    (lambda: ops.reduce_sum("abc"), TypeError, "x"),
+    (lambda: ops.reduce_sum(None), TypeError, "x"),
+    (lambda: ops.reduce_sum(3.0), TypeError, "x"),
+    (lambda: ops.reduce_sum({"a": 1}), TypeError, "x"),
+    (lambda: ops.reduce_sum(np.array(["a", "b"])), TypeError, "x"),
+    (lambda: ops.reduce_sum(np.array([object()])), TypeError, "x"),
+    (lambda: ops.reduce_sum(np.array(["2020-01-01"], dtype="datetime64[D]")), TypeError, "x"),
+    (lambda: ops.reduce_sum(np.array([1], dtype="timedelta64[s]")), TypeError, "x"),
+    (lambda: ops.reduce_sum(np.zeros(2, dtype="V4")), TypeError, "x"),
+    (lambda: ops.reduce_sum(np.ones(2, dtype=np.complex64)), TypeError, "complex"),
+    (lambda: ops.reduce_max(np.ones(2, dtype=np.complex128)), TypeError, "complex"),
+    (lambda: ops.reduce_sum(np.ones(2, dtype=np.longdouble)), TypeError, "x"),
+    (lambda: ops.reduce_sum(X, axis=2), np.exceptions.AxisError, "axis"),
+    (lambda: ops.reduce_sum(X, axis=-3), np.exceptions.AxisError, "axis"),
+    (lambda: ops.reduce_sum(X, axis=(0, 5)), np.exceptions.AxisError, "axis"),
+    (lambda: ops.reduce_sum(X, axis=1.0), TypeError, "axis"),
+    (lambda: ops.reduce_sum(X, axis="0"), TypeError, "axis"),
+    (lambda: ops.reduce_sum(X, axis=[0, 1]), TypeError, "axis"),
+    (lambda: ops.reduce_sum(X, axis=(0, 0)), ValueError, "axis"),
+    (lambda: ops.reduce_sum(X, axis=(1, -1)), ValueError, "axis"),
+    (lambda: ops.reduce_sum(X, axis=True), TypeError, "axis"),
+    (lambda: ops.reduce_sum(X, axis=(0.5,)), TypeError, "axis"),
+    (lambda: ops.reduce_sum(np.float32(1), axis=0), np.exceptions.AxisError, "axis"),
+    (lambda: ops.reduce_sum(X, keepdims=1), TypeError, "keepdims"),
+    (lambda: ops.reduce_sum(X, keepdims="yes"), TypeError, "keepdims"),
+    (lambda: ops.reduce_sum(X, keepdims=None), TypeError, "keepdims"),
+    (lambda: ops.reduce_sum(X, dtype="not-a-dtype"), TypeError, "dtype"),
+    (lambda: ops.reduce_sum(X, dtype=np.complex64), TypeError, "dtype"),
+    (lambda: ops.reduce_sum(X, dtype=object), TypeError, "dtype"),
+    (lambda: ops.reduce_sum(X, dtype="U3"), TypeError, "dtype"),
+    (lambda: ops.reduce_sum(X, axis=0, out=np.empty(3, np.float32)), ValueError, "out"),
+    (lambda: ops.reduce_sum(X, axis=0, out=np.empty((1, 4), np.float32)), ValueError, "out"),
+    (lambda: ops.reduce_sum(X, axis=0, keepdims=True, out=np.empty(4, np.float32)), ValueError, "out"),
+    (lambda: ops.reduce_sum(X, axis=0, out=np.empty(4, np.int32)), TypeError, "out"),
+    (lambda: ops.reduce_sum(X, axis=0, out=np.empty(4, np.bool_)), TypeError, "out"),
+    (lambda: ops.reduce_mean(X, axis=0, out=np.empty(4, np.int64)), TypeError, "out"),
+    (lambda: ops.reduce_sum(X, axis=0, out=[0, 0, 0, 0]), TypeError, "out"),
+    (lambda: ops.reduce_sum(X, axis=0, out=np.empty(4, np.complex64)), TypeError, "out"),
+    (lambda: ops.reduce_sum(X.astype(np.int64), axis=0, out=np.empty(4, np.uint8)), TypeError, "out"),
+    (lambda: ops.reduce(X, op="add"), TypeError, "op"),
+    (lambda: ops.reduce(X, transform=np.square), TypeError, "transform"),
+    (lambda: ops.reduce(X, epilogue="mean"), TypeError, "epilogue"),
+    (lambda: kps.TransformOp("bad name", "x", numpy=np.abs), ValueError, "name"),
+    (lambda: kps.ReduceOp("1st", "a + b", lambda dt: 0, np.add), ValueError, "name"),
+    (lambda: ops.reduce_max(np.empty((0, 2)), axis=0), ValueError, "identity"),
+    (lambda: ops.reduce_min(np.empty(0)), ValueError, "identity"),
+]
+
+
+@pytest.mark.parametrize("call,exc,words", BAD_CALLS, ids=[f"bad{i}" for i in range(len(BAD_CALLS))])
+def test_bad_calls_raise_clear_errors(call, exc, words):
+    with pytest.raises(exc) as err:
+        call()
+    assert words in str(err.value), str(err.value)
+
+
+def test_at_least_forty_bad_calls():
+    assert len(BAD_CALLS) >= 40
+
+
+def test_out_untouched_on_error():
+    out = np.full(4, 7.0, dtype=np.float32)
+    for bad in (dict(axis=5), dict(axis=0, keepdims=2), dict(axis=0, dtype="nope")):
+        with pytest.raises((TypeError, ValueError)):
+            ops.reduce_sum(X, out=out, **bad)
+        assert (out == 7.0).all()
+
+
+def test_layering():
+    """kps imports nothing from kernels or ops; kernels nothing from ops."""
+    import pathlib
+    import re
+
+    root = pathlib.Path(__file__).resolve().parent.parent
+    for pkg, banned in (("kps", ("kernels", "ops")), ("kernels", ("ops",))):
+        for f in (root / pkg).rglob("*.py"):
+            text = f.read_text()
+            for b in banned:
+                assert not re.search(rf"^\s*(from|import) {b}\b", text, re.M), f"{f} imports {b}"
+
+
+def test_import_without_gpu_touches_nothing():
+    import subprocess
+    import sys
+
+    code = "import ops, kps, kernels; print('ok')"
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={"CUDA_VISIBLE_DEVICES": "", "PATH": "/usr/bin:/bin"}, cwd=str(__import__("pathlib").Path(__file__).parent.parent))
+    assert res.stdout.strip() == "ok", res.stderr
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+def test_all_keepdims_axis_combinations(dtype):
+    x = data((2, 3, 4), np.dtype(dtype), "sum", np.random.default_rng(3))
+    for r in range(4):
+        for axis in itertools.combinations(range(3), r):
+            check("sum", ops.reduce_sum(x, axis=axis, keepdims=True), x, axis, True)

@@ -1,0 +1,80 @@
+"""NVRTC compile of every kernel x functor x dtype specialisation for sm_90, on the CPU.
+
+NVRTC needs no GPU (the pip package nvidia-cuda-nvrtc provides it), so CI proves every template
+instantiation the planner can pick compiles. Programs compile in parallel processes and land in
+the disk cache (KPS_CACHE_DIR), so a rerun on the same machine is quick.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+import pytest
+
+import kps
+from kernels import config, source
+
+nvrtc = pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
+
+#: Shapes and axes that make the planner pick each kernel variant (per itemsize): short rows,
+#: warp rows, block rows with a split, strided rows, segments, narrow and wide columns, strided
+#: columns, several reduced dims, and 64-bit indexing.
+VARIANTS = [
+    ((4096, 64), None, (1,)),
+    ((4096, 4096), None, (1,)),
+    ((16, 1 << 20), None, (1,)),
+    ((300, 301), "T", (0,)),
+    ((64, 32, 3000), None, (0, 2)),
+    ((1 << 16, 16), None, (0,)),
+    ((4096, 4096), None, (0,)),
+    ((300, 301), "T", (1,)),
+    ((8, 9, 10, 11), None, (0, 2)),
+    ((1 << 16, 1 << 16), None, (0,)),
+    ((1 << 16, 1 << 16), None, (1,)),
+]
+
+SPECS = [(op, kps.NONE) for op in kps.REDUCE_OPS] + [(kps.ADD, kps.MEAN)]
+
+
+def _names(functors: kps.Functors):
+    itemsize = functors.in_dtype.itemsize
+    names = []
+    for shape, layout, axes in VARIANTS:
+        strides = [int(np.prod(shape[i + 1:])) for i in range(len(shape))]
+        if layout == "T":
+            shape, strides = shape[::-1], strides[::-1]
+        kept = [n for i, n in enumerate(shape) if i not in axes]
+        out_strides = [int(np.prod(kept[i + 1:])) for i in range(len(kept))]
+        cfg = config.plan(shape, strides, axes, out_strides, itemsize, functors.out_dtype.itemsize, 132)
+        names.append(source.kernel_name(cfg, functors))
+    return sorted(set(names))
+
+
+def _compile(args):
+    op_i, tr_i, dt_name = args
+    op, ep = SPECS[op_i]
+    f = kps.resolve(op, kps.TRANSFORMS[tr_i], ep, np.dtype(dt_name))
+    names = _names(f)
+    kps.compile_program(source.program(f), names, "sm_90", [source.INCLUDE_DIR])
+    return len(names)
+
+
+def test_every_specialisation_compiles_for_sm_90():
+    jobs = list(itertools.product(range(len(SPECS)), range(len(kps.TRANSFORMS)), [d.name for d in kps.SUPPORTED]))
+    workers = max(1, min(len(jobs), os.cpu_count() or 1))
+    with ProcessPoolExecutor(workers) as pool:
+        counts = list(pool.map(_compile, jobs))
+    print(f"\ncompiled {sum(counts)} kernel specialisations in {len(jobs)} programs "
+          f"({len(SPECS)} reductions x {len(kps.TRANSFORMS)} transforms x {len(kps.SUPPORTED)} dtypes) for sm_90")
+    assert len(counts) == len(jobs) and min(counts) >= 4
+
+
+def test_compile_error_names_the_functor_line():
+    bad = kps.TransformOp("broken", "x +* 2", numpy=lambda x: x)
+    f = kps.resolve(kps.ADD, bad, kps.NONE, np.float32)
+    cfg = config.plan((64, 64), (64, 1), (1,), (1,), 4, 4, 132)
+    with pytest.raises(kps.CompileError) as err:
+        kps.compile_program(source.program(f), [source.kernel_name(cfg, f)], "sm_90", [source.INCLUDE_DIR])
+    assert "x +* 2" in str(err.value) and "error" in str(err.value)

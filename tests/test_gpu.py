@@ -1,0 +1,225 @@
+"""The GPU suite: every op, dtype and reduce type against a float64 NumPy reference, on fresh random
+data, with outputs poisoned before each call. Skipped where no GPU is usable."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import kps
+import ops
+from kernels import config
+
+from helpers import DTYPES, OPS, check, data
+
+pytestmark = pytest.mark.gpu
+
+cp = pytest.importorskip("cupy")
+
+#: One shape per reduce type, odd sizes so that no tile is whole.
+REDUCE_TYPES = {
+    "full": ((1001,), None),
+    "last": ((67, 1029), 1),
+    "higher": ((1029, 67), 0),
+    "any": ((5, 33, 7, 9), (0, 2)),
+}
+
+
+@pytest.fixture
+def rng(request):
+    return np.random.default_rng(abs(hash(request.node.nodeid)) % 2**32)
+
+
+def poison_pool(nbytes: int) -> None:
+    """Leave garbage in the pool block the next allocation of about `nbytes` will reuse."""
+    junk = cp.empty(max(nbytes, 1), dtype=cp.uint8)
+    junk.fill(0x7F)
+    del junk
+
+
+def poisoned_like(shape, dtype):
+    out = cp.empty(shape, dtype=dtype)
+    if out.size:
+        out.reshape(-1).view(cp.uint8).fill(0x7F)
+    return out
+
+
+def run(op, xd, axis, keepdims=False, dtype=None):
+    """Our result both ways: into a fresh (poisoned-pool) array, and into a poisoned `out=`."""
+    fn = OPS[op][0]
+    kwargs = {} if dtype is None else {"dtype": dtype}
+    expect_dtype = np.asarray(OPS[op][1](np.ones((1,) * xd.ndim, dtype=xd.dtype), axis=axis, **kwargs)).dtype
+    shape = config.result_shape(xd.shape, config.normalize_axis(axis, xd.ndim), keepdims)
+    poison_pool(int(np.prod(shape)) * expect_dtype.itemsize)
+    fresh = fn(xd, axis=axis, keepdims=keepdims, dtype=dtype)
+    out = poisoned_like(shape, expect_dtype)
+    got = fn(xd, axis=axis, keepdims=keepdims, dtype=dtype, out=out)
+    assert got is out
+    np.testing.assert_array_equal(cp.asnumpy(fresh), cp.asnumpy(out))
+    return cp.asnumpy(fresh)
+
+
+@pytest.mark.parametrize("kind", list(REDUCE_TYPES))
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+@pytest.mark.parametrize("op", list(OPS))
+def test_op_dtype_reduce_type(op, dtype, kind, rng):
+    shape, axis = REDUCE_TYPES[kind]
+    x = data(shape, dtype, op, rng)
+    check(op, run(op, cp.asarray(x), axis), x, axis)
+
+
+def test_reduce_types_are_the_planned_ones():
+    for kind, (shape, axis) in REDUCE_TYPES.items():
+        axes = config.normalize_axis(axis, len(shape))
+        strides = [int(np.prod(shape[i + 1:])) for i in range(len(shape))]
+        cfg = config.plan(shape, strides, axes, [1] * (len(shape) - len(axes)), 4, 4, 132)
+        assert cfg.reduce_type == kind
+
+
+SUBSET_SHAPES = [(7,), (31, 17), (5, 33, 3), (3, 17, 5, 65), (2, 9, 31, 7)]
+
+
+@pytest.mark.parametrize("shape", SUBSET_SHAPES, ids=str)
+@pytest.mark.parametrize("op", ["sum", "max"])
+def test_all_axis_subsets(shape, op, rng):
+    x = data(shape, np.float32, op, rng)
+    xd = cp.asarray(x)
+    subsets = [None] + [s for r in range(len(shape) + 1) for s in itertools.combinations(range(len(shape)), r)]
+    for axis in subsets:
+        for keepdims in (False, True):
+            check(op, run(op, xd, axis, keepdims), x, axis, keepdims)
+
+
+LAYOUTS = {
+    "transposed": lambda a, xp: a.transpose(2, 0, 1),
+    "stepped": lambda a, xp: a[:, ::2, 1::3],
+    "negative": lambda a, xp: a[::-1, :, ::-2],
+    "broadcast": lambda a, xp: xp.broadcast_to(a[:, :1, :], a.shape),
+    "offset": lambda a, xp: a[1:, 1:, 1:],
+}
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+@pytest.mark.parametrize("op", ["sum", "max", "mean"])
+def test_non_contiguous_inputs(layout, op, rng):
+    base = data((17, 33, 65), np.float32, op, rng)
+    x = LAYOUTS[layout](base, np)
+    xd = LAYOUTS[layout](cp.asarray(base), cp)
+    assert xd.shape == x.shape and not xd.flags.c_contiguous
+    for axis in [None, 0, 1, 2, (0, 1), (0, 2), (1, 2)]:
+        check(op, run(op, xd, axis), np.ascontiguousarray(x), axis)
+
+
+def test_non_contiguous_out(rng):
+    x = data((40, 50, 30), np.float32, "sum", rng)
+    big = poisoned_like((60, 50), np.float32)
+    out = big[::2, :][:, ::-1].T  # (50, 30), strided, reversed
+    ops.reduce_sum(cp.asarray(x).transpose(1, 0, 2), axis=1, out=out)
+    check("sum", cp.asnumpy(out), x.transpose(1, 0, 2), 1)
+    rest = cp.asnumpy(big)[1::2]
+    assert (rest.view(np.uint8) == 0x7F).all(), "wrote outside out"
+
+
+@pytest.mark.parametrize("shape,dtype", [((524281, 2), np.float32), ((270336, 2), np.float32),
+                                         ((442368, 1), np.float16), ((540672, 1), np.float16)])
+@pytest.mark.parametrize("op", ["sum", "mean", "max"])
+def test_grid_limit_shapes(shape, dtype, op, rng):
+    x = data(shape, dtype, op, rng)
+    check(op, run(op, cp.asarray(x), 0), x, 0)
+
+
+@pytest.mark.parametrize("shape,axis", [((1 << 24,), None), ((1 << 22, 16), 0), ((16, 1 << 20), 1),
+                                        ((64, 56, 56 * 8), (0, 2)), ((1 << 16, 4096), 0)])
+def test_repeat_runs_bit_identical(shape, axis, rng):
+    xd = cp.asarray(data(shape, np.float32, "sum", rng))
+    first = cp.asnumpy(ops.reduce_sum(xd, axis=axis))
+    for _ in range(9):
+        np.testing.assert_array_equal(cp.asnumpy(ops.reduce_sum(xd, axis=axis)).view(np.uint32), first.view(np.uint32))
+
+
+def test_input_over_2_31_elements(rng):
+    shape = (2**16 + 1, 2**15 + 3)  # 2^31 + ... elements, one byte each
+    assert np.prod(shape) > 2**31
+    x = rng.integers(0, 256, size=shape, dtype=np.uint8)
+    xd = cp.asarray(x)
+    np.testing.assert_array_equal(cp.asnumpy(ops.reduce_sum(xd, axis=0)), x.sum(axis=0, dtype=np.uint64))
+    assert int(ops.reduce_sum(xd)) == int(x.sum(dtype=np.uint64))
+    np.testing.assert_array_equal(cp.asnumpy(ops.reduce_max(xd, axis=1)), x.max(axis=1))
+
+
+@pytest.mark.parametrize("op", list(OPS))
+def test_empty_and_scalar(op, rng):
+    for shape, axis in [((0, 3), 0), ((3, 0), 1), ((3, 0), 0), ((0,), None), ((), None), ((), ()), ((4, 5), ())]:
+        x = data(shape, np.float32, op, rng)
+        xd = cp.asarray(x)
+        fn, ref = OPS[op]
+        try:
+            with np.errstate(all="ignore"):
+                expect = ref(x, axis=axis)
+        except ValueError:
+            with pytest.raises(ValueError):
+                fn(xd, axis=axis)
+            continue
+        got = cp.asnumpy(fn(xd, axis=axis))
+        np.testing.assert_array_equal(got, np.asarray(expect))
+
+
+def test_dtype_and_out_cast_in_kernel(rng):
+    x = data((300, 257), np.int16, "sum", rng)
+    xd = cp.asarray(x)
+    check("sum", cp.asnumpy(ops.reduce_sum(xd, axis=1, dtype=np.float32)), x, 1, dtype=np.float32)
+    out = poisoned_like((300,), np.float64)
+    ops.reduce_sum(xd, axis=1, out=out)
+    np.testing.assert_array_equal(cp.asnumpy(out), x.sum(axis=1).astype(np.float64))
+    h = data((129, 1000), np.float16, "sum", rng)
+    out32 = poisoned_like((1000,), np.float32)
+    ops.reduce_mean(cp.asarray(h), axis=0, out=out32)
+    np.testing.assert_allclose(cp.asnumpy(out32), h.astype(np.float64).mean(axis=0), rtol=1e-5, atol=1e-5)
+
+
+def test_nan_propagates(rng):
+    x = data((64, 1000), np.float32, "max", rng)
+    x[3, 17] = np.nan
+    x[40, 999] = np.nan
+    for op in ("max", "min", "sum"):
+        for axis in (0, 1, None):
+            got = cp.asnumpy(OPS[op][0](cp.asarray(x), axis=axis))
+            np.testing.assert_array_equal(np.isnan(got), np.isnan(OPS[op][1](x, axis=axis)))
+
+
+def test_user_transform_sum_of_squares(rng):
+    x = data((333, 444), np.float32, "sum", rng)
+    cube = kps.TransformOp("cube", "x * x * x", numpy=lambda v: v * v * v)
+    for transform, ref in ((kps.SQUARE, x.astype(np.float64) ** 2), (kps.ABS, np.abs(x.astype(np.float64))),
+                           (cube, x.astype(np.float64) ** 3)):
+        for axis in (0, 1):
+            got = cp.asnumpy(ops.reduce(cp.asarray(x), axis=axis, op=kps.ADD, transform=transform))
+            np.testing.assert_allclose(got, ref.sum(axis=axis), rtol=1e-4, atol=1e-3)
+
+
+def test_hypothesis_shapes_and_axes():
+    pytest.importorskip("hypothesis")
+    from hypothesis import given, strategies as st
+    from hypothesis.extra import numpy as hnp
+
+    @given(
+        shape=hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=40),
+        op=st.sampled_from(["sum", "max", "mean", "any"]),
+        data_=st.data(),
+    )
+    def inner(shape, op, data_):
+        axis = data_.draw(st.one_of(st.none(), hnp.valid_tuple_axes(len(shape))), label="axis")
+        keepdims = data_.draw(st.booleans(), label="keepdims")
+        x = data(shape, np.float32, op, np.random.default_rng(len(shape) * 1000 + sum(shape)))
+        fn, ref = OPS[op]
+        try:
+            with np.errstate(all="ignore"):
+                ref(x, axis=axis, keepdims=keepdims)
+        except ValueError:
+            with pytest.raises(ValueError):
+                fn(cp.asarray(x), axis=axis, keepdims=keepdims)
+            return
+        check(op, cp.asnumpy(fn(cp.asarray(x), axis=axis, keepdims=keepdims)), x, axis, keepdims)
+
+    inner()

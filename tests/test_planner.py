@@ -1,0 +1,127 @@
+"""The planner's rules, on the CPU: axes, merging, reduce types, launch limits, index width."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+from kernels import config, params, policy
+from kernels.config import AxisError, Dim
+
+
+def c_strides(shape):
+    return [int(np.prod(shape[i + 1:])) for i in range(len(shape))]
+
+
+def plan(shape, axes, strides=None, itemsize=4, sm_count=132, **kw):
+    strides = c_strides(shape) if strides is None else strides
+    kept = [n for i, n in enumerate(shape) if i not in axes]
+    return config.plan(shape, strides, axes, c_strides(kept), itemsize, itemsize, sm_count, **kw)
+
+
+@pytest.mark.parametrize("axis,ndim,expect", [(None, 3, (0, 1, 2)), (-1, 3, (2,)), ((2, 0), 3, (0, 2)),
+                                              ((), 2, ()), (np.int64(1), 2, (1,)), (0, 0, None)])
+def test_normalize_axis(axis, ndim, expect):
+    if expect is None:
+        with pytest.raises(AxisError):
+            config.normalize_axis(axis, ndim)
+    else:
+        assert config.normalize_axis(axis, ndim) == expect
+
+
+@pytest.mark.parametrize("axis,exc", [(3, AxisError), (-4, AxisError), ((0, 0), ValueError), ((0, -3), ValueError),
+                                      (1.0, TypeError), ("0", TypeError), ([0, 1], TypeError), (True, TypeError)])
+def test_normalize_axis_errors_name_the_argument(axis, exc):
+    with pytest.raises(exc, match="axis"):
+        config.normalize_axis(axis, 3)
+
+
+def test_merge_contiguous_neighbours_only():
+    assert config.merge([Dim(4, 12), Dim(3, 4), Dim(4, 1)]) == (Dim(48, 1),)
+    assert config.merge([Dim(4, 24), Dim(3, 4), Dim(4, 1)]) == (Dim(4, 24), Dim(12, 1))
+    # contiguous in the input but not in the output: kept apart
+    assert config.merge([Dim(4, 3, 1), Dim(3, 1, 4)]) == (Dim(4, 3, 1), Dim(3, 1, 4))
+
+
+@pytest.mark.parametrize("shape,axes,kind,reduce_type", [
+    ((1 << 20,), (0,), "inner", "full"),
+    ((64, 32), (0, 1), "inner", "full"),
+    ((4096, 1024), (1,), "inner", "last"),
+    ((8, 16, 32), (1, 2), "inner", "last"),  # merged into one row
+    ((4096, 1024), (0,), "outer", "higher"),
+    ((8, 16, 32), (0, 1), "outer", "higher"),  # merged into one column dim
+    ((128, 64, 56, 56), (0, 2, 3), "inner", "any"),
+    ((8, 9, 10, 11), (0, 2), "outer", "any"),
+    ((1, 5, 1), (0, 2), "outer", "higher"),  # only size-1 dims reduced: a map
+])
+def test_reduce_type(shape, axes, kind, reduce_type):
+    cfg = plan(shape, axes)
+    assert (cfg.kernel, cfg.reduce_type) == (kind, reduce_type)
+
+
+def test_transposed_input_needs_no_copy_and_merges():
+    # x.T of a C-contiguous (64, 32, 16): reducing the last two axes reads 16*32-long contiguous runs
+    shape, strides = (16, 32, 64), [1, 16, 512]
+    cfg = plan(shape, (0, 1), strides)
+    assert cfg.kernel == "inner" and cfg.inner == Dim(512, 1) and cfg.vec == 4
+
+
+def test_negative_reduced_strides_are_flipped():
+    cfg = plan((10, 7), (1,), strides=[7, -1])
+    assert cfg.in_offset == -6 and cfg.inner.in_stride == 1 and cfg.vec == 4
+
+
+def test_short_rows_and_narrow_columns_get_few_lanes():
+    assert plan((1 << 20, 64), (1,)).lanes == 4
+    assert plan((1 << 24, 16), (0,)).lanes == 4  # 4 threads x 4 floats cover the 16 columns
+
+
+def test_split_only_when_outputs_cannot_fill_the_gpu():
+    assert plan((65536, 4096), (1,)).num_splits == 1
+    assert plan((16, 1 << 24), (1,)).num_splits > 1
+    assert plan((1 << 24, 16), (0,)).num_splits > 1
+    assert plan((1 << 16, 4096), (0,)).num_splits > 1  # 32 column tiles only
+
+
+@pytest.mark.parametrize("shape", [(524281, 2), (270336, 2), (442368, 1), (540672, 1), (1 << 31, 2)])
+def test_grid_within_limits_for_the_row_dropping_shapes(shape):
+    cfg = plan(shape, (0,), itemsize=2)
+    assert cfg.grid[0] <= policy.MAX_GRID_X and cfg.grid[1] <= policy.MAX_GRID_Y
+    rows_covered = cfg.rows_per_split * cfg.num_splits if cfg.kernel == "outer" else None
+    if rows_covered is not None:
+        assert rows_covered >= shape[0]
+
+
+def test_index_width():
+    assert plan((1024, 1024), (0,)).index_bits == 32
+    assert plan((1 << 16, (1 << 15) + 3), (0,), itemsize=1).index_bits == 64
+    assert plan((3, 1 << 31), (1,), itemsize=1).index_bits == 64
+
+
+@given(d=st.integers(1, 2**31 - 1), n=st.integers(0, 2**31 - 1))
+def test_fast_divmod_magic(d, n):
+    magic = params.fast_divmod_magic(d)
+    mul, shift = magic & 0xFFFFFFFF, magic >> 32
+    assert mul < 2**32
+    q = (((n * mul) >> 32) + n) >> shift
+    assert q == n // d
+
+
+def test_fast_divmod_edges():
+    for d in [1, 2, 3, 7, 641, 2**16 + 1, 2**30, 2**31 - 1]:
+        for n in [0, 1, d - 1, d, d + 1, 2**31 - 1, 2**31 - 2]:
+            magic = params.fast_divmod_magic(d)
+            assert ((((n * (magic & 0xFFFFFFFF)) >> 32) + n) >> (magic >> 32)) == n // d
+
+
+@given(shape=st.lists(st.integers(1, 5000), min_size=1, max_size=4), data=st.data())
+def test_plan_invariants(shape, data):
+    axes = tuple(sorted(data.draw(st.sets(st.integers(0, len(shape) - 1), min_size=1))))
+    cfg = plan(shape, axes, sm_count=data.draw(st.sampled_from([1, 8, 132])))
+    assert cfg.block % 32 == 0 and cfg.block % cfg.lanes == 0
+    assert 1 <= cfg.grid[0] <= policy.MAX_GRID_X and 1 <= cfg.grid[1] <= policy.MAX_GRID_Y
+    assert cfg.num_out * cfg.num_red == int(np.prod(shape))
+    if cfg.num_splits > 1:  # split launches never grid-stride over outputs
+        per_block = cfg.block // cfg.lanes if cfg.kernel == "inner" else 1
+        units = cfg.num_out if cfg.kernel == "inner" else cfg.num_tiles
+        assert cfg.grid[0] * per_block >= units
