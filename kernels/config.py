@@ -143,13 +143,15 @@ def plan(
     in_misalign: int = 0,
     out_align: int = 256,
     tuning=policy,
+    blocks_per_sm: int = 0,
 ) -> ReduceConfig:
     """Plan a reduction of a non-empty input with at least one output.
 
     strides/out_strides are in elements; out_strides lists the output stride of each kept axis in
     order. in_misalign is the input address mod 16; out_align the largest power of two (<= 256)
     dividing the output address. `tuning` holds the constants of kernels/policy.py (tests pass
-    smaller ones to reach splits and tails with small shapes).
+    smaller ones to reach splits and tails with small shapes). `blocks_per_sm` is the compiled
+    kernel's measured occupancy, when known (0: the policy's estimate).
     """
     axes = set(axes)
     kept, red = [], []
@@ -178,7 +180,7 @@ def plan(
 
     extent = abs(in_offset) + sum((d.size - 1) * abs(d.in_stride) for d in kept + red)
     out_extent = sum((d.size - 1) * abs(d.out_stride) for d in kept)
-    target = sm_count * tuning.BLOCKS_PER_SM
+    target = sm_count * (blocks_per_sm or tuning.BLOCKS_PER_SM)
     block = tuning.BLOCK_THREADS
     common = dict(in_offset=in_offset, num_out=num_out, num_red=num_red, block=block)
 
@@ -196,19 +198,21 @@ def plan(
         split = dict(segs_per_split=1, chunks=1, chunk_len=inner.size)
         num_splits = 1
         if row_blocks < target and row_blocks <= tuning.MAX_GRID_X:
-            want = _ceil(target, row_blocks)
             steps_per_seg = _ceil(inner.size, step)
-            if num_seg >= want or steps_per_seg < 2 * tuning.MIN_SPLIT_STEPS:
-                per = max(_ceil(num_seg, want), _ceil(tuning.MIN_SPLIT_STEPS, steps_per_seg))
-                num_splits = _ceil(num_seg, per)
-                split.update(segs_per_split=per)
-            else:
-                chunks = min(_ceil(want, num_seg), steps_per_seg // tuning.MIN_SPLIT_STEPS,
-                             tuning.MAX_GRID_Y // num_seg)
-                chunk_len = _ceil(_ceil(inner.size, chunks), step) * step
+            chunk_max = max(1, steps_per_seg // tuning.MIN_SPLIT_STEPS)
+
+            def realize(want):  # -> (splits, segments per split, chunks, chunk length)
+                if want <= num_seg or chunk_max == 1:
+                    per = _ceil(num_seg, want)
+                    return _ceil(num_seg, per), per, 1, inner.size
+                chunk_len = _ceil(_ceil(inner.size, min(want // num_seg, chunk_max)), step) * step
                 chunks = _ceil(inner.size, chunk_len)
-                num_splits = num_seg * chunks
-                split.update(chunks=chunks, chunk_len=chunk_len)
+                return num_seg * chunks, 1, chunks, chunk_len
+
+            max_splits = min(num_seg * chunk_max, tuning.MAX_GRID_Y)
+            num_splits = _choose_splits(row_blocks, target, max_splits, lambda w: realize(w)[0])
+            _, per, chunks, chunk_len = realize(num_splits)
+            split.update(segs_per_split=per, chunks=chunks, chunk_len=chunk_len)
             if num_splits == 1:
                 split = dict(segs_per_split=1, chunks=1, chunk_len=inner.size)
         index_bits = _index_bits(extent, out_extent, num_out, num_red, num_splits * num_out)
@@ -234,16 +238,20 @@ def plan(
         and out_align % (vec * out_itemsize) == 0
         and all(d.out_stride % vec == 0 for d in outer)
     )
-    bx = min(tuning.WARP_SIZE, _pow2_at_least(_ceil(inner.size, vec)))
+    bx = min(tuning.MAX_COL_THREADS, _pow2_at_least(_ceil(inner.size, vec)))
     by = block // bx
     col_tiles = _ceil(inner.size, bx * vec)
     num_tiles = math.prod(d.size for d in outer) * col_tiles
     step = by * ny
     rows_per_split, num_splits = num_red, 1
     if num_tiles < target and num_tiles <= tuning.MAX_GRID_X:
-        want = _ceil(target, num_tiles)
-        rows_per_split = max(_ceil(num_red, want), tuning.MIN_SPLIT_STEPS * step)
-        rows_per_split = max(_ceil(rows_per_split, step) * step, _ceil(num_red, tuning.MAX_GRID_Y))
+        max_splits = min(max(1, num_red // (tuning.MIN_SPLIT_STEPS * step)), tuning.MAX_GRID_Y)
+
+        def rows_for(want):
+            return _ceil(_ceil(num_red, want), step) * step
+
+        num_splits = _choose_splits(num_tiles, target, max_splits, lambda w: _ceil(num_red, rows_for(w)))
+        rows_per_split = rows_for(num_splits)
         num_splits = _ceil(num_red, rows_per_split)
         if num_splits == 1:
             rows_per_split = num_red
@@ -256,6 +264,22 @@ def plan(
         rows_per_split=rows_per_split, col_tiles=col_tiles, num_tiles=num_tiles,
         vec_in=vec_in, vec_out=vec_out, **common,
     )
+
+
+def _choose_splits(units: int, slots: int, max_splits: int, realize) -> int:
+    """Blocks per unit of work (an output group or a column tile) when `units` alone cannot fill
+    the `slots` (SMs x resident blocks). `realize(s)` is the split count a request for `s` turns
+    into once rounded to whole steps. Picks the count whose grid best fills the waves it occupies
+    (a grid of 1.1 waves runs as long as 2 full ones), the fewest splits on a tie, looking no
+    further than about two waves."""
+    best, best_fill = 1, 0.0
+    for s in range(1, min(max_splits, _ceil(2 * slots, units)) + 1):
+        real = realize(s)
+        blocks = real * units
+        fill = blocks / (_ceil(blocks, slots) * slots)
+        if fill > best_fill + 1e-9:
+            best, best_fill = real, fill
+    return best
 
 
 def _tile_rows(tuning, vec: int) -> int:

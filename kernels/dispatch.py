@@ -1,4 +1,4 @@
-"""Run a planned reduction on CuPy arrays: the one entry point `ops` uses on the GPU."""
+"""Run a planned reduction on CuPy arrays: the entry points `ops` uses on the GPU."""
 from __future__ import annotations
 
 from typing import Sequence
@@ -8,28 +8,31 @@ from kps.functors import Functors
 from . import config, launcher
 
 
-def reduce_into(x, y, axes: Sequence[int], keepdims: bool, functors: Functors) -> None:
-    """out[...] = reduction of `x` over `axes`, written into `y` (any strides, result shape).
-
-    `x` must be non-empty and `y` must not overlap it; both on the current device.
-    """
+def launch_for(x, y, axes: Sequence[int], keepdims: bool, functors: Functors) -> launcher.Launch:
+    """The cached launch that reduces `x` over `axes` into `y` (any strides, the result's shape)."""
     itemsize, out_itemsize = x.dtype.itemsize, y.dtype.itemsize
     strides = tuple(s // itemsize for s in x.strides)
     out_strides = tuple(s // out_itemsize for s in y.strides)
     if keepdims:
         out_strides = tuple(s for i, s in enumerate(out_strides) if i not in axes)
-    x_ptr, y_ptr = x.data.ptr, y.data.ptr
-    device_id = x.device.id
-    out_align = config.alignment(y_ptr)
-    key = (x.shape, strides, axes, out_strides, functors, x_ptr % 16, out_align, device_id)
+    x_misalign = x.data.ptr % 16
+    out_align = config.alignment(y.data.ptr)
+    device_id = x.data.device_id
+    key = (x.shape, strides, axes, out_strides, functors, x_misalign, out_align, device_id)
 
-    def make_cfg():
+    def make_cfg(blocks_per_sm: int) -> config.ReduceConfig:
         return config.plan(
-            x.shape, strides, axes, out_strides, itemsize, out_itemsize,
-            launcher.sm_count(device_id), in_misalign=x_ptr % 16, out_align=out_align,
+            x.shape, strides, axes, out_strides, itemsize, out_itemsize, launcher.sm_count(device_id),
+            in_misalign=x_misalign, out_align=out_align, blocks_per_sm=blocks_per_sm,
         )
 
-    launch = launcher.get_launch(key, make_cfg, functors, device_id)
+    return launcher.get_launch(key, make_cfg, functors, device_id)
+
+
+def reduce_into(x, y, axes: Sequence[int], keepdims: bool, functors: Functors) -> None:
+    """y[...] = the reduction of non-empty `x` over `axes`; `y` must not overlap `x`; both on the
+    current device. Runs on the current stream."""
     import cupy
 
-    launch(x_ptr, y_ptr, cupy.cuda.get_current_stream().ptr, device_id)
+    launch_for(x, y, axes, keepdims, functors)(x.data.ptr, y.data.ptr, cupy.cuda.get_current_stream().ptr,
+                                               x.data.device_id)

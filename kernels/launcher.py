@@ -6,10 +6,9 @@ caller's current stream, with scratch for split reductions from CuPy's memory po
 """
 from __future__ import annotations
 
+import ctypes
 import threading
-from typing import Dict, Tuple
-
-import numpy as np
+from typing import Callable, Dict, Tuple
 
 from kps import compiler
 from kps.functors import Functors
@@ -17,8 +16,8 @@ from kps.functors import Functors
 from . import config, params, source
 
 _lock = threading.Lock()
-_plans: Dict[tuple, "Launch"] = {}
-_semaphores: Dict[Tuple[int, int], object] = {}
+_launches: Dict[tuple, "Launch"] = {}
+_workspaces: Dict[Tuple[int, int], object] = {}
 _sm_counts: Dict[int, int] = {}
 
 
@@ -27,71 +26,94 @@ def sm_count(device_id: int) -> int:
     if n is None:
         import cupy
 
-        n = cupy.cuda.runtime.getDeviceProperties(device_id)["multiProcessorCount"]
-        _sm_counts[device_id] = n
+        n = _sm_counts[device_id] = cupy.cuda.runtime.getDeviceProperties(device_id)["multiProcessorCount"]
     return n
 
 
-def _semaphores_for(device_id: int, stream_ptr: int, count: int) -> int:
-    """Zeroed counters for last-block-done, one set per (device, stream): launches on one stream
-    run in order and each leaves its counters at zero, so the set is reused without a memset."""
-    import cupy
+#: Bytes at the head of a workspace for the last-block-done counters (one uint32 per block column).
+_COUNTER_BYTES = 256 * 1024
 
+
+def _workspace(device_id: int, stream_ptr: int, nbytes: int) -> int:
+    """Scratch for split reductions, one buffer per (device, stream): counters first (kept at
+    zero: every launch leaves them so), partials after. Launches on one stream run in order, so
+    they share it safely; it grows when a larger split arrives and comes from CuPy's pool."""
     key = (device_id, stream_ptr)
-    with _lock:
-        sem = _semaphores.get(key)
-        if sem is None or sem.size < count:
-            sem = cupy.zeros(max(count, 1024), dtype=np.uint32)
-            _semaphores[key] = sem
-    return sem.data.ptr
+    buf = _workspaces.get(key)
+    if buf is None or buf.nbytes < nbytes:
+        import cupy
+
+        with _lock:
+            buf = _workspaces.get(key)
+            if buf is None or buf.nbytes < nbytes:
+                buf = cupy.zeros(max(nbytes, 1 << 20), dtype=cupy.uint8)
+                _workspaces[key] = buf
+    return buf.data.ptr
+
+
+_launch_kernel = None  # cupy.cuda.driver.launchKernel, bound once the first Launch is built
 
 
 class Launch:
     """One planned, compiled kernel: call it with the data pointers and the stream."""
 
-    __slots__ = ("cfg", "name", "function", "func_ptr", "template", "scratch_bytes", "x_offset")
-
     def __init__(self, cfg: config.ReduceConfig, functors: Functors, device_id: int):
+        global _launch_kernel
+        from cupy.cuda import driver
+
+        _launch_kernel = driver.launchKernel
         self.cfg = cfg
         self.name = source.kernel_name(cfg, functors)
         self.function = compiler.load(source.program(functors), [self.name], device_id,
-                                     [source.INCLUDE_DIR])[self.name]
-        self.func_ptr = self.function.ptr
-        self.template = np.array(params.pack(cfg), dtype=np.int64)
-        self.scratch_bytes = cfg.partial_count * functors.acc_dtype.itemsize
-        self.x_offset = cfg.in_offset * functors.in_dtype.itemsize  # flipped reduced dims
+                                      [source.INCLUDE_DIR])[self.name]
+        values = params.pack(cfg)
+        # The struct lives in one ctypes buffer; a lock keeps threads from interleaving between
+        # filling the pointers and cuLaunchKernel, which copies the parameters before returning.
+        self._params = (ctypes.c_int64 * len(values))(*values)
+        self._args = (ctypes.c_void_p * 1)(ctypes.addressof(self._params))
+        self._args_ptr = ctypes.addressof(self._args)
+        self._call_lock = threading.Lock()
+        self._x_offset = cfg.in_offset * functors.in_dtype.itemsize  # flipped reduced dims
+        if cfg.grid[0] * 4 > _COUNTER_BYTES:
+            raise ValueError(f"a split launch of {cfg.grid[0]} block columns needs more counters than reserved")
+        partial_bytes = cfg.partial_count * functors.acc_dtype.itemsize
+        self._workspace_bytes = _COUNTER_BYTES + partial_bytes if partial_bytes else 0
+        self._grid = (self.function.ptr, cfg.grid[0], cfg.grid[1], 1, cfg.block, 1, 1, 0)
 
-    def __call__(self, x_ptr: int, y_ptr: int, stream_ptr: int, device_id: int) -> None:
+    def occupancy(self) -> int:
+        """Resident blocks per SM the compiled kernel allows."""
         from cupy.cuda import driver
 
-        cfg = self.cfg
-        p = self.template.copy()
-        p[params.X] = x_ptr + self.x_offset
-        p[params.Y] = y_ptr
-        scratch = None
-        if self.scratch_bytes:
-            import cupy
+        return driver.occupancyMaxActiveBlocksPerMultiprocessor(self.function.ptr, self.cfg.block, 0)
 
-            scratch = cupy.empty(self.scratch_bytes, dtype=np.uint8)
-            p[params.PARTIALS] = scratch.data.ptr
-            p[params.SEMAPHORES] = _semaphores_for(device_id, stream_ptr, cfg.grid[0])
-        args = np.array([p.ctypes.data], dtype=np.uint64)
-        driver.launchKernel(
-            self.func_ptr, cfg.grid[0], cfg.grid[1], 1, cfg.block, 1, 1, 0, stream_ptr, args.ctypes.data, 0
-        )
-        del scratch  # back to the pool, stream-ordered after this launch
+    def __call__(self, x_ptr: int, y_ptr: int, stream_ptr: int, device_id: int) -> None:
+        ws = _workspace(device_id, stream_ptr, self._workspace_bytes) if self._workspace_bytes else 0
+        with self._call_lock:
+            p = self._params  # slots params.X, Y, PARTIALS, SEMAPHORES
+            p[0] = x_ptr + self._x_offset
+            p[1] = y_ptr
+            if ws:
+                p[2] = ws + _COUNTER_BYTES
+                p[3] = ws
+            _launch_kernel(*self._grid, stream_ptr, self._args_ptr, 0)
 
 
-def get_launch(key: tuple, make_cfg, functors: Functors, device_id: int) -> Launch:
-    """The cached launch for `key`, planning and compiling it on first use."""
-    launch = _plans.get(key)
+def get_launch(key: tuple, make_cfg: Callable[[int], config.ReduceConfig], functors: Functors,
+               device_id: int) -> Launch:
+    """The cached launch for `key`. On first use: plan with the policy's occupancy estimate,
+    compile, then re-plan with the compiled kernel's real occupancy, so a split grid fills the
+    GPU in one wave instead of one and a bit."""
+    launch = _launches.get(key)
     if launch is None:
-        launch = Launch(make_cfg(), functors, device_id)
+        launch = Launch(make_cfg(0), functors, device_id)
+        cfg = make_cfg(launch.occupancy())
+        if cfg != launch.cfg:
+            launch = Launch(cfg, functors, device_id)
         with _lock:
-            launch = _plans.setdefault(key, launch)
+            launch = _launches.setdefault(key, launch)
     return launch
 
 
 def clear_cache() -> None:
     with _lock:
-        _plans.clear()
+        _launches.clear()

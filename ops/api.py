@@ -11,17 +11,28 @@ from functools import lru_cache
 import numpy as np
 
 import kps
-from kernels import config, reduce_into
+from kernels import config, launch_for
 from kps import dtypes
 
 from . import numpy_backend
 
 
+# Bound once CuPy has been imported (the fast path uses them without attribute lookups).
+_ndarray = _alloc = _get_device = _current_stream = None
+
+#: (input signature, call arguments) -> a prepared GPU call: a repeated call with `out=None` costs
+#: this lookup, one allocation and one launch.
+_prepared: dict = {}
+
+
 def _cupy():
+    global _ndarray, _alloc, _get_device, _current_stream
     try:
         import cupy
     except ImportError:  # pragma: no cover - depends on the environment
         return None
+    _ndarray, _alloc = cupy.ndarray, cupy.cuda.alloc
+    _get_device, _current_stream = cupy.cuda.runtime.getDevice, cupy.cuda.get_current_stream
     return cupy
 
 
@@ -42,6 +53,25 @@ def _backend(x):
 @lru_cache(maxsize=None)
 def _functors(op, transform, epilogue, in_dtype, requested, out_dtype) -> kps.Functors:
     return kps.resolve(op, transform, epilogue, in_dtype, requested, out_dtype)
+
+
+def _prepared_call(x, axis, keepdims, dtype, op, transform, epilogue):
+    """The prepared call for a repeated signature, or None (first call, or arguments the key
+    cannot vouch for: those take the checked path)."""
+    if not (keepdims is False or keepdims is True) or not _plain_axis(axis):
+        return None
+    mem = x.data
+    try:
+        return _prepared.get((x.shape, x.strides, x.dtype, mem.ptr & 15, mem.device_id, axis, keepdims, dtype,
+                              op, transform, epilogue))
+    except TypeError:  # an unhashable (so invalid) argument
+        return None
+
+
+def _plain_axis(axis) -> bool:
+    """Axis values the fast path may key on: equal keys then mean equal axes (True == 1 does not
+    sneak a bool past the checks)."""
+    return axis is None or type(axis) is int or (type(axis) is tuple and all(type(a) is int for a in axis))
 
 
 def _check_descriptors(op, transform, epilogue) -> None:
@@ -88,6 +118,10 @@ def reduce(x, axis=None, op=kps.ADD, transform=kps.IDENTITY, keepdims=False, dty
            epilogue=kps.NONE):
     """Reduce `x` over `axis` with `op`, after mapping every element with `transform` and before
     finishing every output with `epilogue`. NumPy semantics for axis, keepdims, dtype and out."""
+    if out is None and type(x) is _ndarray:
+        call = _prepared_call(x, axis, keepdims, dtype, op, transform, epilogue)
+        if call is not None:
+            return call(x)
     backend, x = _backend(x)
     in_dtype = dtypes.check_dtype(x.dtype, "x")
     _check_descriptors(op, transform, epilogue)
@@ -107,35 +141,74 @@ def reduce(x, axis=None, op=kps.ADD, transform=kps.IDENTITY, keepdims=False, dty
 
     if backend == "cpu":
         return numpy_backend.reduce(x, axes, keepdims, f, out)
-    return _reduce_gpu(x, axes, keepdims, f, out, shape, num_red)
+    fast_key = (x.shape, x.strides, x.dtype, x.data.ptr & 15, x.data.device_id, axis, keepdims, dtype, op,
+                transform, epilogue)
+    return _reduce_gpu(x, axes, keepdims, f, out, shape, num_red, fast_key)
 
 
-def _reduce_gpu(x, axes, keepdims, f, out, shape, num_red):
+class _GpuCall:
+    """A prepared call for one input signature: allocate the result, launch (or fill, for an
+    empty reduction), on the input's device and the current stream."""
+
+    __slots__ = ("shape", "dtype", "nbytes", "launch", "fill", "device_id")
+
+    def __init__(self, shape, dtype, launch, fill, device_id):
+        self.shape, self.dtype, self.launch, self.fill, self.device_id = shape, dtype, launch, fill, device_id
+        self.nbytes = math.prod(shape) * dtype.itemsize
+
+    def __call__(self, x):
+        if _get_device() != self.device_id:
+            with _cupy().cuda.Device(self.device_id):
+                return self._run(x)
+        return self._run(x)
+
+    def _run(self, x):
+        # ndarray over a pool allocation: what cupy.empty does, at half its Python cost
+        y = _ndarray(self.shape, self.dtype, _alloc(self.nbytes)) if self.nbytes else _cupy().empty(self.shape, self.dtype)
+        if self.launch is not None:
+            self.launch(x.data.ptr, y.data.ptr, _current_stream().ptr, self.device_id)
+        elif self.fill is not None and y.size:
+            y.fill(self.fill)
+        return y
+
+
+def _reduce_gpu(x, axes, keepdims, f, out, shape, num_red, fast_key):
     cupy = _cupy()
-    y = out
-    if y is None or (x.size and _overlaps(x, y)):
-        y = cupy.empty(shape, dtype=f.out_dtype)
-    if y.size:
+    device_id = x.data.device_id
+    if any(s % x.itemsize for s in x.strides):
+        x = cupy.ascontiguousarray(x)
+    with cupy.cuda.Device(device_id):
+        y = out
+        if y is None or (x.size and _overlaps(x, y)):
+            y = cupy.empty(shape, dtype=f.out_dtype)
+        launch = fill = None
         if num_red == 0:
-            y.fill(numpy_backend.empty_result(f))
-        else:
-            if any(s % x.itemsize for s in x.strides):
-                x = cupy.ascontiguousarray(x)
-            device = x.device
-            if device.id != cupy.cuda.runtime.getDevice():
-                with device:
-                    reduce_into(x, y, axes, keepdims, f)
-            else:
-                reduce_into(x, y, axes, keepdims, f)
-    if out is not None and y is not out:
+            fill = numpy_backend.empty_result(f)
+        elif y.size:
+            launch = launch_for(x, y, axes, keepdims, f)
+        call = _GpuCall(shape, f.out_dtype, launch, fill, device_id)
+        if fill is not None and y.size:
+            y.fill(fill)
+        elif launch is not None:
+            launch(x.data.ptr, y.data.ptr, cupy.cuda.get_current_stream().ptr, device_id)
+    if out is None:
+        if launch is None or config.alignment(y.data.ptr) == 256:  # what the pool gives the fast path
+            _prepared[fast_key] = call
+        return y
+    if y is not out:
         out[...] = y
-        return out
-    return y
+    return out
 
 
 def _named(name: str, op, epilogue=kps.NONE, doc: str = ""):
+    identity = kps.IDENTITY
+
     def fn(x, axis=None, keepdims=False, dtype=None, out=None):
-        return reduce(x, axis, op, kps.IDENTITY, keepdims, dtype, out, epilogue=epilogue)
+        if out is None and type(x) is _ndarray:
+            call = _prepared_call(x, axis, keepdims, dtype, op, identity, epilogue)
+            if call is not None:
+                return call(x)
+        return reduce(x, axis, op, identity, keepdims, dtype, out, epilogue=epilogue)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (

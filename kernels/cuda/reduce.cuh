@@ -149,10 +149,9 @@ __global__ void __launch_bounds__(BLOCK) ReduceInner(const InnerParams<KND, RND,
   for (IndexT base = blockIdx.x * kGroups; base < p.num_out; base += gridDim.x * kGroups) {
     const IndexT row = base + group;
     const bool active = row < p.num_out;
-    long long in_off = 0, out_off = 0;
-    if (active) p.kept.Get(row, in_off, out_off);
     Acc acc[1] = {R::Identity()};
     if (active) {
+      const long long in_off = p.kept.Offset(row);
       for (IndexT seg = seg_begin; seg < seg_end; ++seg) {
         const Tin* run = x + in_off + p.red.Offset(seg) + in_begin * p.inner_stride;
         if constexpr (VEC > 1) {
@@ -177,7 +176,7 @@ __global__ void __launch_bounds__(BLOCK) ReduceInner(const InnerParams<KND, RND,
     }
     if (active && lane == 0) {
       const Tout out[1] = {Ep::Apply(acc[0], p.count)};
-      kps::WriteData<Tout, 1, false, false>(y + out_off, out, 1, 1);
+      kps::WriteData<Tout, 1, false, false>(y + p.kept.OutOffset(row), out, 1, 1);
     }
   }
 }

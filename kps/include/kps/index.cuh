@@ -55,6 +55,13 @@ struct IndexCalc {
     Get(idx, in_off, out_off);
     return in_off;
   }
+
+  // Output offset only.
+  __device__ __forceinline__ long long OutOffset(IndexT idx) const {
+    long long in_off, out_off;
+    Get(idx, in_off, out_off);
+    return out_off;
+  }
 };
 
 }  // namespace kps
