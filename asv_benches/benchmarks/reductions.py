@@ -1,0 +1,143 @@
+"""The airspeed-velocity suite: this project's reductions next to cupy.sum and torch.sum on the
+public cases (ops/bench_cases.json), and the read ceiling, commit by commit.
+
+Asynchronous launches make asv's own wall-clock timer meaningless for GPU work, so the `track_`
+benchmarks report the median of CUDA-event timings from `ops.timing` (the code `python -m
+ops.bench` uses). Each class measures all its parameters once, in `setup_cache` (one process, one
+CUDA context, one ceiling measurement), and the tracks read the numbers back. Without a GPU the
+cache is empty and every setup raises NotImplementedError: asv skips the suite.
+"""
+from ops import bench, timing
+
+_CASES = {c.name: c for c in bench.load_cases()}
+CASES = list(_CASES)
+SMALL_CASES = [n for n in CASES if n.startswith(("small_", "tiny_"))]
+#: The cases the op x dtype matrix runs on: one per regime.
+HEADLINE_CASES = ["full_1d_256M", "last_65536x4096", "higher_65536x4096", "nchw_stats_128x64x56x56"]
+OPS = ["sum", "mean", "max", "min", "prod", "all", "any"]
+DTYPES = ["float32", "float16", "int32", "bool"]
+IMPLS = ["kps", "cupy", "torch"]
+
+
+def applies(op: str, dtype: str) -> bool:
+    """all/any on bool; the arithmetic ops on numbers."""
+    return (op in ("all", "any")) == (dtype == "bool")
+
+
+def _call(impl: str, op: str, x, axes):
+    """A zero-argument call of `impl` reducing `x`, or None where that peer is missing."""
+    if impl == "kps":
+        fn = bench.OPS[op][0]
+        return lambda: fn(x, axis=axes)
+    return bench.peer_calls(op, x, axes).get(impl)
+
+
+def _measure(runs):
+    """{(case, op, dtype, impl): GB/s} for runs of (case, op, dtype, impls), plus the ceiling."""
+    if not timing.gpu_available():
+        return None
+    import cupy
+
+    out = {"ceiling": timing.read_ceiling_gbps()}
+    for case, op, dtype, impls in runs:
+        c = _CASES[case]
+        x = bench.make_input(c.shape, dtype, cupy)
+        for impl in impls:
+            fn = _call(impl, op, x, c.axes)
+            if fn is not None:
+                out[(case, op, dtype, impl)] = c.nbytes(dtype) / timing.median_us(fn) / 1e3
+        del x
+        cupy.get_default_memory_pool().free_all_blocks()
+    return out
+
+
+def _skip_unless_runnable(impl: str = "kps") -> None:
+    """asv skips a benchmark whose setup raises NotImplementedError."""
+    if not timing.gpu_available():
+        raise NotImplementedError("no GPU")
+    if impl == "torch" and bench._torch() is None:
+        raise NotImplementedError("torch is not installed")
+
+
+class _Tracked:
+    rounds = 1
+    repeat = 1
+    number = 1
+    timeout = 1800
+
+    @staticmethod
+    def _lookup(cache, key):
+        return cache[key] if cache and key in cache else float("nan")
+
+
+class PublicCases(_Tracked):
+    """Every public case's sum: GB/s for this project and the peers on one chart, and this
+    project's share of the read ceiling."""
+
+    params = (CASES, IMPLS)
+    param_names = ["case", "impl"]
+
+    def setup_cache(self):
+        return _measure([(name, "sum", c.dtype, IMPLS) for name, c in _CASES.items()])
+
+    def setup(self, case, impl):
+        _skip_unless_runnable(impl)
+
+    def track_gbps(self, cache, case, impl):
+        return self._lookup(cache, (case, "sum", _CASES[case].dtype, impl))
+
+    def track_pct_ceiling(self, cache, case, impl):
+        return 100.0 * self.track_gbps(cache, case, impl) / cache["ceiling"]
+
+    track_gbps.unit = "GB/s"
+    track_pct_ceiling.unit = "%"
+
+
+class OpsByDtype(_Tracked):
+    """Every op over the dtypes that matter, on one case per regime."""
+
+    params = (HEADLINE_CASES, OPS, DTYPES)
+    param_names = ["case", "op", "dtype"]
+
+    def setup_cache(self):
+        return _measure([(c, op, dt, ["kps"]) for c in HEADLINE_CASES for op in OPS for dt in DTYPES
+                         if applies(op, dt)])
+
+    def setup(self, case, op, dtype):
+        if not applies(op, dtype):
+            raise NotImplementedError(f"{op} does not apply to {dtype}")
+        _skip_unless_runnable()
+
+    def track_gbps(self, cache, case, op, dtype):
+        return self._lookup(cache, (case, op, dtype, "kps"))
+
+    def track_pct_ceiling(self, cache, case, op, dtype):
+        return 100.0 * self.track_gbps(cache, case, op, dtype) / cache["ceiling"]
+
+    track_gbps.unit = "GB/s"
+    track_pct_ceiling.unit = "%"
+
+
+class SmallEndToEnd:
+    """Small and tiny inputs, where dispatch dominates: seconds per call end to end (host
+    dispatch and the wait for the result included), by asv's own timer."""
+
+    params = (SMALL_CASES, IMPLS)
+    param_names = ["case", "impl"]
+    repeat = 10
+    timeout = 300
+
+    def setup(self, case, impl):
+        _skip_unless_runnable(impl)
+        import cupy
+
+        c = _CASES[case]
+        self.x = bench.make_input(c.shape, c.dtype, cupy)
+        self.fn = _call(impl, "sum", self.x, c.axes)
+        self.sync = cupy.cuda.get_current_stream().synchronize
+        self.fn()
+        self.sync()
+
+    def time_call(self, case, impl):
+        self.fn()
+        self.sync()

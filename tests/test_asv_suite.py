@@ -1,0 +1,55 @@
+"""The asv suite's structure, on the CPU: it imports without a GPU, its parameters name real
+cases, ops and dtypes, every track has a unit, and without a GPU it skips (NotImplementedError)."""
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from ops import bench, timing
+
+ROOT = Path(__file__).resolve().parent.parent
+SUITE = ROOT / "asv_benches" / "benchmarks" / "reductions.py"
+
+
+@pytest.fixture(scope="module")
+def suite():
+    spec = importlib.util.spec_from_file_location("asv_reductions", SUITE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_config_is_an_existing_environment_suite():
+    conf = json.loads((ROOT / "asv_benches" / "asv.conf.json").read_text())
+    assert conf["environment_type"] == "existing" and conf["repo"] == ".."
+    assert conf["benchmark_dir"] == "benchmarks" and conf["results_dir"] == "results"
+    assert conf["launch_method"] in ("spawn", "forkserver")  # never plain fork: CUDA does not survive it
+
+
+def test_parameters_are_well_formed(suite):
+    public = {c.name for c in bench.load_cases()}
+    assert set(suite.CASES) == public
+    assert set(suite.HEADLINE_CASES) <= public and set(suite.SMALL_CASES) <= public
+    assert set(suite.OPS) == set(bench.OPS)
+    classes = [suite.PublicCases, suite.OpsByDtype, suite.SmallEndToEnd]
+    for cls in classes:
+        assert len(cls.params) == len(cls.param_names)
+        assert all(isinstance(p, list) and p for p in cls.params)
+        tracks = [n for n in dir(cls) if n.startswith(("track_", "time_"))]
+        assert tracks, cls
+        for name in tracks:
+            if name.startswith("track_"):
+                assert getattr(cls, name).unit in ("GB/s", "%")
+    assert suite.applies("all", "bool") and not suite.applies("sum", "bool") and not suite.applies("any", "int32")
+
+
+@pytest.mark.skipif(timing.gpu_available(), reason="checks the no-GPU behaviour")
+def test_skips_cleanly_without_a_gpu(suite):
+    for cls, args in ((suite.PublicCases, ("tiny_32x32", "kps")), (suite.OpsByDtype, ("full_1d_256M", "max", "float32")),
+                      (suite.SmallEndToEnd, ("tiny_32x32", "kps"))):
+        with pytest.raises(NotImplementedError):
+            cls().setup(*args)
+    assert suite.PublicCases().setup_cache() is None
