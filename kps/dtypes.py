@@ -56,6 +56,12 @@ def check_dtype(dtype, argument: str = "x") -> np.dtype:
     return dt
 
 
+def storage(dtype: np.dtype) -> np.dtype:
+    """The dtype an array library holds a value in: bfloat16 as its raw uint16 bits."""
+    dtype = np.dtype(dtype)
+    return np.dtype(np.uint16) if BFLOAT16 is not None and dtype == BFLOAT16 else dtype
+
+
 def cuda_type(dtype: np.dtype) -> str:
     return _CUDA_TYPES[check_dtype(dtype)]
 

@@ -14,7 +14,7 @@ import kps
 from kernels import config, launch_for
 from kps import dtypes
 
-from . import numpy_backend
+from . import interop, numpy_backend
 
 
 # Bound once CuPy has been imported (the fast path uses them without attribute lookups).
@@ -37,7 +37,7 @@ def _cupy():
 
 
 def _backend(x):
-    """'gpu' or 'cpu' for the input, or a TypeError naming `x`."""
+    """'gpu' or 'cpu' for a NumPy or CuPy input, or a TypeError naming `x`."""
     if isinstance(x, np.ndarray):
         return "cpu", x
     if isinstance(x, np.generic):
@@ -81,7 +81,7 @@ def _check_descriptors(op, transform, epilogue) -> None:
             raise TypeError(f"{name}: expected a kps.{kind.__name__}, got {value!r}")
 
 
-def _check_out(out, backend: str, x, shape, natural: np.dtype):
+def _check_out(out, backend: str, x, shape, natural: np.dtype, out_dtype: np.dtype):
     if backend == "cpu":
         if not isinstance(out, np.ndarray):
             raise TypeError(f"out: expected a numpy.ndarray for a NumPy input, got {type(out).__name__}")
@@ -91,12 +91,12 @@ def _check_out(out, backend: str, x, shape, natural: np.dtype):
             raise TypeError(f"out: expected a cupy.ndarray for a CuPy input, got {type(out).__name__}")
         if out.device.id != x.device.id:
             raise ValueError(f"out: on device {out.device.id}, the input is on device {x.device.id}")
-    dtypes.check_dtype(out.dtype, "out")
-    if out.shape != shape:
-        raise ValueError(f"out: expected shape {shape}, got {out.shape}")
+    dtypes.check_dtype(out_dtype, "out")
+    if tuple(out.shape) != shape:
+        raise ValueError(f"out: expected shape {shape}, got {tuple(out.shape)}")
     # NumPy's rule for a reduction's out=: the result must cast to it under 'same_kind'.
-    if not np.can_cast(natural, out.dtype, casting="same_kind"):
-        raise TypeError(f"out: cannot cast the result from {natural} to {out.dtype} under casting rule 'same_kind'")
+    if not np.can_cast(natural, out_dtype, casting="same_kind"):
+        raise TypeError(f"out: cannot cast the result from {natural} to {out_dtype} under casting rule 'same_kind'")
 
 
 def _byte_span(a):
@@ -122,8 +122,39 @@ def reduce(x, axis=None, op=kps.ADD, transform=kps.IDENTITY, keepdims=False, dty
         call = _prepared_call(x, axis, keepdims, dtype, op, transform, epilogue)
         if call is not None:
             return call(x)
-    backend, x = _backend(x)
-    in_dtype = dtypes.check_dtype(x.dtype, "x")
+    if isinstance(x, (np.ndarray, np.generic)) or isinstance(x, _ndarray or ()) or _is_cupy(x):
+        backend, x = _backend(x)
+        return _reduce(backend, x, x.dtype, axis, op, transform, keepdims, dtype, out,
+                       None if out is None else getattr(out, "dtype", None), epilogue)[0]
+    key = None
+    if out is None and interop.is_torch(x) and x.is_cuda and (keepdims is False or keepdims is True) \
+            and _plain_axis(axis):
+        key = interop.torch_key(x, (axis, keepdims, dtype, op, transform, epilogue))
+        call = _prepared.get(key)
+        if call is not None:
+            return call(x)
+    adapted = interop.adapt(x, out)
+    with adapted.context():
+        result, out_dtype = _reduce(adapted.backend, adapted.x, adapted.in_dtype, axis, op, transform, keepdims,
+                                    dtype, adapted.out, adapted.out_dtype, epilogue, adapted.allocate or _cupy_alloc,
+                                    key, adapted.prepare)
+    return adapted.wrap(result, out_dtype)
+
+
+def _is_cupy(x) -> bool:
+    cupy = _cupy() if type(x).__module__.startswith("cupy") else None
+    return cupy is not None and isinstance(x, cupy.ndarray)
+
+
+def _cupy_alloc(shape, dtype):
+    y = _cupy().empty(shape, dtype=dtypes.storage(dtype))
+    return y, y
+
+
+def _reduce(backend, x, in_dtype, axis, op, transform, keepdims, dtype, out, out_dtype, epilogue,
+            allocate=_cupy_alloc, fast_key=None, prepare=None):
+    """The checked path: validate every argument, then run. Returns (result, its dtype)."""
+    in_dtype = dtypes.check_dtype(in_dtype, "x")
     _check_descriptors(op, transform, epilogue)
     if not isinstance(keepdims, (bool, np.bool_)):
         raise TypeError(f"keepdims: expected a bool, got {keepdims!r}")
@@ -133,17 +164,18 @@ def reduce(x, axis=None, op=kps.ADD, transform=kps.IDENTITY, keepdims=False, dty
     f = _functors(op, transform, epilogue, in_dtype, requested, None)
     shape = config.result_shape(x.shape, axes, keepdims)
     if out is not None:
-        _check_out(out, backend, x, shape, f.out_dtype)
-        f = _functors(op, transform, epilogue, in_dtype, requested, out.dtype)
+        _check_out(out, backend, x, shape, f.out_dtype, out_dtype)
+        f = _functors(op, transform, epilogue, in_dtype, requested, dtypes.check_dtype(out_dtype, "out"))
     num_red = math.prod(x.shape[a] for a in axes)
     if num_red == 0 and not op.empty_ok:
         raise ValueError(f"zero-size array to reduction operation {op.name} which has no identity")
 
     if backend == "cpu":
-        return numpy_backend.reduce(x, axes, keepdims, f, out)
-    fast_key = (x.shape, x.strides, x.dtype, x.data.ptr & 15, x.data.device_id, axis, keepdims, dtype, op,
-                transform, epilogue)
-    return _reduce_gpu(x, axes, keepdims, f, out, shape, num_red, fast_key)
+        return numpy_backend.reduce(x, axes, keepdims, f, out), f.out_dtype
+    if prepare is None and in_dtype == x.dtype:  # a plain CuPy array: later calls may take the fast path
+        fast_key = (x.shape, x.strides, x.dtype, x.data.ptr & 15, x.data.device_id, axis, keepdims, dtype, op,
+                    transform, epilogue)
+    return _reduce_gpu(x, axes, keepdims, f, out, shape, num_red, fast_key, allocate, prepare or _GpuCall), f.out_dtype
 
 
 class _GpuCall:
@@ -153,6 +185,7 @@ class _GpuCall:
     __slots__ = ("shape", "dtype", "nbytes", "launch", "fill", "device_id")
 
     def __init__(self, shape, dtype, launch, fill, device_id):
+        dtype = dtypes.storage(dtype)
         self.shape, self.dtype, self.launch, self.fill, self.device_id = shape, dtype, launch, fill, device_id
         self.nbytes = math.prod(shape) * dtype.itemsize
 
@@ -172,29 +205,32 @@ class _GpuCall:
         return y
 
 
-def _reduce_gpu(x, axes, keepdims, f, out, shape, num_red, fast_key):
+def _reduce_gpu(x, axes, keepdims, f, out, shape, num_red, fast_key, allocate, prepare):
+    """Run on the GPU. `allocate(shape, result dtype)` gives (the array the kernel writes, the
+    object to return): a CuPy array twice, or a CuPy view of a torch tensor and the tensor.
+    `prepare(shape, result dtype, launch, fill, device)` makes the call a repeat takes."""
     cupy = _cupy()
     device_id = x.data.device_id
     if any(s % x.itemsize for s in x.strides):
         x = cupy.ascontiguousarray(x)
     with cupy.cuda.Device(device_id):
-        y = out
+        y = result = out
         if y is None or (x.size and _overlaps(x, y)):
-            y = cupy.empty(shape, dtype=f.out_dtype)
+            y, result = allocate(shape, f.out_dtype)
         launch = fill = None
         if num_red == 0:
-            fill = numpy_backend.empty_result(f)
+            fill = np.asarray(numpy_backend.empty_result(f), dtype=f.out_dtype).view(dtypes.storage(f.out_dtype))[()]
         elif y.size:
             launch = launch_for(x, y, axes, keepdims, f)
-        call = _GpuCall(shape, f.out_dtype, launch, fill, device_id)
         if fill is not None and y.size:
             y.fill(fill)
         elif launch is not None:
             launch(x.data.ptr, y.data.ptr, cupy.cuda.get_current_stream().ptr, device_id)
     if out is None:
-        if launch is None or config.alignment(y.data.ptr) == 256:  # what the pool gives the fast path
-            _prepared[fast_key] = call
-        return y
+        if fast_key is not None and (launch is None or config.alignment(y.data.ptr) == 256):
+            # 256: the allocators' alignment, what the fast path's fresh arrays will get
+            _prepared[fast_key] = prepare(shape, f.out_dtype, launch, fill, device_id)
+        return result
     if y is not out:
         out[...] = y
     return out

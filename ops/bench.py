@@ -89,39 +89,67 @@ def _torch():
 
 
 def peer_calls(op: str, x, axes):
-    """name -> zero-argument callable, for the peers that run this op (cupy always, torch if there)."""
+    """name -> zero-argument callable, for the peers that run this op on `x` (a CuPy array: cupy,
+    and torch if installed; a torch tensor: torch)."""
     import cupy
 
     _, np_name, torch_name = OPS[op]
-    calls = {"cupy": lambda: getattr(cupy, np_name)(x, axis=axes)}
+    calls = {}
+    if isinstance(x, cupy.ndarray):
+        calls["cupy"] = lambda: getattr(cupy, np_name)(x, axis=axes)
     torch = _torch()
     if torch is not None and torch_name is not None:
-        t = torch.from_dlpack(x)
+        t = x if isinstance(x, torch.Tensor) else torch.from_dlpack(x)
         fn = getattr(torch, torch_name)
         calls["torch"] = lambda: fn(t, dim=axes)
     return calls
 
 
+def _host64(a) -> np.ndarray:
+    """float64 host copy of a CuPy array or torch tensor (bool stays bool)."""
+    if hasattr(a, "get"):
+        h = a.get()
+    else:  # torch
+        h = (a if a.dtype.is_floating_point is False else a.double()).cpu().numpy()
+    return h if h.dtype == np.bool_ else h.astype(np.float64)
+
+
 def _check(result, x, op: str, axes) -> bool:
     """Our result against a float64 NumPy reference (a benchmark of a wrong kernel means nothing)."""
-    ref = getattr(np, OPS[op][1])(x.get().astype(np.float64) if x.dtype != np.bool_ else x.get(), axis=axes)
-    tol = 2e-2 if x.dtype == np.float16 else 1e-4
-    return bool(np.allclose(result.get().astype(np.float64), ref, rtol=tol, atol=tol * math.sqrt(x.size / max(ref.size, 1))))
+    ref = getattr(np, OPS[op][1])(_host64(x), axis=axes)
+    tol = 2e-2 if str(x.dtype) in ("float16", "torch.bfloat16", "torch.float16") else 1e-4
+    size = math.prod(x.shape)
+    return bool(np.allclose(_host64(result), ref, rtol=tol, atol=tol * math.sqrt(size / max(ref.size, 1))))
 
 
-def run_gpu_case(case: Case, op: str, ceiling: float, dtype=None, repeat: int = 30) -> dict:
+def _torch_bfloat16_input(shape):
+    torch = _torch()
+    if torch is None:
+        return None
+    return torch.randn(shape, device="cuda", dtype=torch.bfloat16)
+
+
+def run_gpu_case(case: Case, op: str, ceiling: float, dtype=None, repeat: int = 30) -> Optional[dict]:
     import cupy
 
-    dtype = np.dtype(dtype or case.dtype)
-    x = make_input(case.shape, dtype, cupy)
+    name = dtype or case.dtype
+    if name == "bfloat16":  # no CuPy dtype: a torch tensor, against torch alone
+        x = _torch_bfloat16_input(case.shape)
+        if x is None:
+            return None
+        itemsize = 2
+    else:
+        x = make_input(case.shape, np.dtype(name), cupy)
+        itemsize = x.dtype.itemsize
     ours = OPS[op][0]
     axes = case.axes
-    row = {"case": case.name, "op": op, "dtype": dtype.name, "MB": case.nbytes(dtype) / 1e6}
+    nbytes = case.nbytes(np.dtype(f"u{itemsize}"))
+    row = {"case": case.name, "op": op, "dtype": name, "MB": nbytes / 1e6}
     row["ok"] = _check(ours(x, axis=axes), x, op, axes)
     row["ours_us"] = timing.median_us(lambda: ours(x, axis=axes), repeat=repeat)
-    for name, fn in peer_calls(op, x, axes).items():
-        row[f"{name}_us"] = timing.median_us(fn, repeat=repeat)
-    row["GBps"] = case.nbytes(dtype) / row["ours_us"] / 1e3
+    for peer, fn in peer_calls(op, x, axes).items():
+        row[f"{peer}_us"] = timing.median_us(fn, repeat=repeat)
+    row["GBps"] = nbytes / row["ours_us"] / 1e3
     row["pct_ceiling"] = 100 * row["GBps"] / ceiling
     peers = [row[k] for k in ("torch_us", "cupy_us") if k in row]
     row["vs_best_peer"] = min(peers) / row["ours_us"]
@@ -160,7 +188,7 @@ def _table(rows: List[dict], gpu: bool) -> str:
         if gpu:
             lines.append(
                 f"{r['case']:<26}{r['MB']:>8.1f}{r['ours_us']:>10.1f}{r['GBps']:>8.0f}{r['pct_ceiling']:>6.1f}%"
-                f"{r.get('torch_us', float('nan')):>10.1f}{r['cupy_us']:>10.1f}{r['vs_best_peer']:>8.2f}x  {ok}"
+                f"{r.get('torch_us', float('nan')):>10.1f}{r.get('cupy_us', float('nan')):>10.1f}{r['vs_best_peer']:>8.2f}x  {ok}"
             )
         else:
             lines.append(f"{r['case']:<40}{r['MB']:>8.2f}{r['ours_us']:>10.1f}{r['numpy_us']:>10.1f}"
@@ -205,7 +233,9 @@ def main(argv=None) -> int:
         ceiling = timing.read_ceiling_gbps()
         print(f"GPU: {props['name'].decode()} | read ceiling {ceiling:.0f} GB/s (measured now) | op {args.op}",
               flush=True)
-        rows = [run_gpu_case(c, args.op, ceiling, args.dtype, args.repeat) for c in cases]
+        if not args.case and not args.shape and _torch() is not None:
+            cases.append(Case("bf16_last_8192x8192", (8192, 8192), (1,), "bfloat16"))  # through torch
+        rows = [r for c in cases if (r := run_gpu_case(c, args.op, ceiling, args.dtype, args.repeat))]
     else:
         ceiling = None
         print("no GPU: running the NumPy backend on scaled-down cases against NumPy (CPU backend)", flush=True)

@@ -1,0 +1,201 @@
+"""Arrays from other frameworks: read in place, answered in kind.
+
+- torch CUDA tensors: read zero-copy through DLPack on torch's current stream and device; the result
+  is a torch tensor on the same device (sharing memory from CuPy's pool), and `out=` may be a torch
+  tensor, written in place. bfloat16 is read as its raw 16 bits and accumulated in float32.
+- torch CPU tensors: the NumPy backend, answered as torch tensors.
+- anything else with `__cuda_array_interface__`, or `__dlpack__` on a CUDA device: read zero-copy
+  as a CuPy array; the result is a CuPy array.
+"""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from kps import dtypes
+
+_DLPACK_CUDA = 2  # kDLCUDA
+
+
+def is_torch(obj) -> bool:
+    return type(obj).__module__.partition(".")[0] == "torch" and hasattr(obj, "is_cuda")
+
+
+@dataclass
+class Adapted:
+    """An input made ready for a backend: the array, the dtype the kernels see (bfloat16 arrives as
+    uint16 storage), the same for `out`, the device and stream to run in, and how to answer."""
+
+    backend: str
+    x: Any
+    in_dtype: np.dtype
+    out: Any = None
+    out_dtype: Optional[np.dtype] = None
+    context: Callable[[], Any] = contextlib.nullcontext
+    wrap: Callable[[Any, np.dtype], Any] = lambda r, out_dtype: r
+    allocate: Optional[Callable] = None  # (shape, result dtype) -> (array to write, object to return)
+    prepare: Optional[Callable] = None  # (shape, result dtype, launch, fill, device) -> the repeat call
+
+
+_TORCH_TO_NUMPY = {}
+
+
+def _numpy_dtype(t_dtype):
+    """torch dtype -> (storage dtype, the dtype the kernels see)."""
+    import torch
+
+    if not _TORCH_TO_NUMPY:
+        for name in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                     "float16", "float32", "float64"):
+            if hasattr(torch, name):
+                _TORCH_TO_NUMPY[getattr(torch, name)] = (np.dtype(name), np.dtype(name))
+        if dtypes.BFLOAT16 is not None:
+            _TORCH_TO_NUMPY[torch.bfloat16] = (np.dtype(np.uint16), dtypes.BFLOAT16)
+    try:
+        return _TORCH_TO_NUMPY[t_dtype]
+    except KeyError:
+        raise TypeError(f"x: unsupported dtype {t_dtype}") from None
+
+
+def _torch_dtype(np_dtype):
+    import torch
+
+    for t_dtype, (_, logical) in _TORCH_TO_NUMPY.items():
+        if logical == np_dtype:
+            return t_dtype
+    return getattr(torch, np.dtype(np_dtype).name)
+
+
+def _cupy_view(t):
+    """Zero-copy CuPy view of a CUDA tensor, built from its pointer, shape and strides (no DLPack
+    round trip: that costs tens of microseconds a call), and the dtype it holds."""
+    import cupy
+
+    storage, logical = _numpy_dtype(t.dtype)
+    item = t.element_size()
+    span = item * (1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride()) if n > 0)) if t.numel() else 0
+    mem = cupy.cuda.UnownedMemory(t.data_ptr(), span, t, t.device.index)
+    view = cupy.ndarray(tuple(t.shape), storage, cupy.cuda.MemoryPointer(mem, 0), tuple(s * item for s in t.stride()))
+    return view, logical
+
+
+def _numpy_view(t):
+    import torch
+
+    t = t.detach()
+    if t.dtype == torch.bfloat16:
+        if dtypes.BFLOAT16 is None:
+            raise TypeError("x: bfloat16 needs the ml_dtypes package")
+        return t.view(torch.int16).numpy().view(dtypes.BFLOAT16)
+    return t.numpy()
+
+
+def _torch_stream_context(t):
+    import cupy
+    import torch
+
+    ptr = torch.cuda.current_stream(t.device).cuda_stream
+
+    @contextlib.contextmanager
+    def ctx():
+        with cupy.cuda.Device(t.device.index):
+            stream = cupy.cuda.ExternalStream(ptr) if ptr else cupy.cuda.Stream.null
+            with stream:
+                yield
+
+    return ctx
+
+
+def adapt(x, out) -> Adapted:
+    """Make `x` (and `out`) ready for a backend, or raise a TypeError naming the argument."""
+    if is_torch(x):
+        if x.is_cuda:
+            return _adapt_torch_cuda(x, out)
+        if out is not None and not (is_torch(out) and not out.is_cuda):
+            raise TypeError(f"out: expected a CPU torch.Tensor for a CPU torch input, got {type(out).__name__}")
+        xv = _numpy_view(x)
+        outv = _numpy_view(out) if out is not None else None
+        return Adapted("cpu", xv, xv.dtype, outv, None if outv is None else outv.dtype,
+                       wrap=lambda r, out_dtype: out if out is not None else _torch_from_numpy(r))
+    if hasattr(x, "__cuda_array_interface__") or _dlpack_on_cuda(x):
+        import cupy
+
+        xv = cupy.asarray(x) if hasattr(x, "__cuda_array_interface__") else cupy.from_dlpack(x)
+        return Adapted("gpu", xv, xv.dtype, out, None if out is None else getattr(out, "dtype", None))
+    raise TypeError(
+        f"x: expected a cupy.ndarray, a numpy.ndarray, a torch.Tensor or an array with "
+        f"__cuda_array_interface__ / __dlpack__, got {type(x).__module__}.{type(x).__qualname__}"
+    )
+
+
+def _dlpack_on_cuda(x) -> bool:
+    try:
+        return hasattr(x, "__dlpack__") and x.__dlpack_device__()[0] == _DLPACK_CUDA
+    except Exception:  # noqa: BLE001 - not a usable DLPack producer
+        return False
+
+
+def _adapt_torch_cuda(x, out) -> Adapted:
+    import torch
+
+    ctx = _torch_stream_context(x)
+    xv, in_dtype = _cupy_view(x)
+    outv = out_dtype = None
+    if out is not None:
+        if not is_torch(out) or not out.is_cuda:
+            raise TypeError(f"out: expected a CUDA torch.Tensor for a CUDA torch input, got {type(out).__name__}")
+        if out.device != x.device:
+            raise ValueError(f"out: on {out.device}, the input is on {x.device}")
+        outv, out_dtype = _cupy_view(out)
+
+    def allocate(shape, dtype):
+        # torch's own allocator, on torch's current stream: the result is an ordinary tensor
+        t = torch.empty(shape, dtype=_torch_dtype(dtype), device=x.device)
+        return _cupy_view(t)[0], t
+
+    def wrap(result, result_dtype):
+        return out if out is not None else result
+
+    return Adapted("gpu", xv, in_dtype, outv, out_dtype, context=ctx, wrap=wrap, allocate=allocate,
+                   prepare=TorchCall)
+
+
+def torch_key(t, call_args) -> tuple:
+    """The prepared-call key of a CUDA tensor and the call's arguments."""
+    return ("torch", tuple(t.shape), t.stride(), t.dtype, t.device.index, t.data_ptr() & 15, call_args)
+
+
+class TorchCall:
+    """A prepared call for one CUDA-tensor signature: allocate with torch, launch on torch's
+    current stream. No CuPy objects per call."""
+
+    __slots__ = ("shape", "dtype", "launch", "fill", "device_id")
+
+    def __init__(self, shape, dtype, launch, fill, device_id):
+        self.shape, self.dtype, self.launch, self.device_id = shape, _torch_dtype(dtype), launch, device_id
+        self.fill = None if fill is None else np.asarray(fill).view(dtype).item()
+
+    def __call__(self, x):
+        import torch
+
+        if torch.cuda.current_device() != self.device_id:
+            with torch.cuda.device(self.device_id):
+                return self(x)
+        y = torch.empty(self.shape, dtype=self.dtype, device=x.device)
+        if self.launch is not None:
+            self.launch(x.data_ptr(), y.data_ptr(), torch.cuda.current_stream().cuda_stream, self.device_id)
+        elif self.fill is not None:
+            y.fill_(self.fill)
+        return y
+
+
+def _torch_from_numpy(r):
+    import torch
+
+    r = np.asarray(r)
+    if dtypes.BFLOAT16 is not None and r.dtype == dtypes.BFLOAT16:
+        return torch.from_numpy(r.view(np.uint16).copy()).view(torch.bfloat16)
+    return torch.from_numpy(np.ascontiguousarray(r))

@@ -1,0 +1,212 @@
+"""GPU robustness: foreign arrays in and out, streams, bad calls on the GPU path, many threads,
+a stable memory pool, and a hypothesis fuzz against NumPy. Skipped where no GPU is usable."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from hypothesis.extra import numpy as hnp
+
+import kps
+import ops
+from helpers import OPS, check, data
+
+pytestmark = pytest.mark.gpu
+cp = pytest.importorskip("cupy")
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError:
+        pytest.skip("torch is not installed")
+    if not torch.cuda.is_available():
+        pytest.skip("torch has no CUDA")
+    return torch
+
+
+def test_torch_cuda_in_torch_out_zero_copy():
+    torch = _torch()
+    t = torch.randn(257, 1031, device="cuda")
+    for axis, dim in ((0, 0), (1, 1), (None, (0, 1))):
+        r = ops.reduce_sum(t, axis=axis)
+        assert isinstance(r, torch.Tensor) and r.device == t.device
+        np.testing.assert_allclose(r.cpu().numpy(), t.double().sum(dim=dim).cpu().numpy(), rtol=1e-5, atol=1e-3)
+    r = ops.reduce_max(t.T, axis=-1)  # non-contiguous view
+    assert torch.equal(r, t.T.amax(dim=-1))
+
+
+def test_torch_out_and_bfloat16():
+    torch = _torch()
+    t = torch.randn(64, 4099, device="cuda", dtype=torch.bfloat16)
+    r = ops.reduce_sum(t, axis=1)
+    assert r.dtype == torch.bfloat16 and r.device == t.device
+    ref = t.double().sum(dim=1)
+    assert torch.allclose(r.double(), ref, rtol=1e-2, atol=0.5)
+    out = torch.full((4099,), 7.0, device="cuda")
+    assert ops.reduce_mean(t, axis=0, out=out) is out
+    assert torch.allclose(out.double(), t.double().mean(dim=0), rtol=1e-3, atol=1e-3)
+
+
+def test_torch_side_stream_is_used():
+    torch = _torch()
+    s = torch.cuda.Stream()
+    x = torch.randn(1 << 22, device="cuda")
+    torch.cuda.synchronize()
+    with torch.cuda.stream(s):
+        x.mul_(3.0)  # queued on s; our reduction must be ordered after it on s
+        r = ops.reduce_sum(x)
+    s.synchronize()
+    assert torch.allclose(r.double(), x.double().sum(), rtol=1e-5)
+
+
+def test_cupy_stream_is_used():
+    x = cp.random.standard_normal(1 << 22, dtype=cp.float32)
+    s = cp.cuda.Stream(non_blocking=True)
+    with s:
+        x *= 3
+        r = ops.reduce_sum(x)
+    s.synchronize()
+    np.testing.assert_allclose(float(r), float(x.astype(cp.float64).sum()), rtol=1e-5)
+
+
+def test_cuda_array_interface_and_dlpack_objects():
+    base = cp.random.standard_normal((33, 65), dtype=cp.float32)
+
+    class CAI:
+        __cuda_array_interface__ = base.__cuda_array_interface__
+
+    r = ops.reduce_sum(CAI(), axis=0)
+    assert isinstance(r, cp.ndarray)
+    np.testing.assert_allclose(cp.asnumpy(r), cp.asnumpy(base).sum(axis=0), rtol=1e-5, atol=1e-5)
+
+
+GPU_BAD_CALLS = [
+    (lambda x, o: ops.reduce_sum(x, axis=0, out=np.empty(65, np.float32)), TypeError, "out"),
+    (lambda x, o: ops.reduce_sum(x, axis=0, out=cp.empty(64, cp.float32)), ValueError, "out"),
+    (lambda x, o: ops.reduce_sum(x, axis=0, out=cp.empty(65, cp.int32)), TypeError, "out"),
+    (lambda x, o: ops.reduce_sum(x, axis=3), np.exceptions.AxisError, "axis"),
+    (lambda x, o: ops.reduce_sum(x, axis=(0, 0)), ValueError, "axis"),
+    (lambda x, o: ops.reduce_sum(x, keepdims=1), TypeError, "keepdims"),
+    (lambda x, o: ops.reduce_sum(x, dtype="complex64"), TypeError, "dtype"),
+    (lambda x, o: ops.reduce_sum(cp.ones(3, cp.complex64)), TypeError, "complex"),
+    (lambda x, o: ops.reduce_max(cp.empty((0, 3), cp.float32), axis=0), ValueError, "identity"),
+]
+
+
+@pytest.mark.parametrize("i", range(len(GPU_BAD_CALLS)))
+def test_gpu_bad_calls_leave_out_and_cache_intact(i):
+    call, exc, words = GPU_BAD_CALLS[i]
+    x = cp.random.standard_normal((33, 65), dtype=cp.float32)
+    out = cp.full(65, 7.0, dtype=cp.float32)
+    ops.reduce_sum(x, axis=0, out=out)  # a valid call first, then the bad one, then valid again
+    before = cp.asnumpy(out).copy()
+    with pytest.raises(exc) as err:
+        call(x, out)
+    assert words in str(err.value)
+    np.testing.assert_array_equal(cp.asnumpy(out), before)
+    check("sum", cp.asnumpy(ops.reduce_sum(x, axis=0)), cp.asnumpy(x), 0)
+
+
+def test_user_functor_that_does_not_compile():
+    x = cp.random.standard_normal((40, 50), dtype=cp.float32)
+    bad = kps.TransformOp("typo", "x * y_undefined", numpy=lambda v: v)
+    out = cp.full(40, 3.0, dtype=cp.float32)
+    with pytest.raises(kps.CompileError) as err:
+        ops.reduce(x, axis=1, transform=bad, out=out)
+    assert "x * y_undefined" in str(err.value) and "y_undefined" in str(err.value)
+    assert (cp.asnumpy(out) == 3.0).all()
+    with pytest.raises(kps.CompileError):  # still an error, not a cached half-plan
+        ops.reduce(x, axis=1, transform=bad)
+    check("sum", cp.asnumpy(ops.reduce_sum(x, axis=1)), cp.asnumpy(x), 1)
+
+
+THREAD_CASES = [("sum", (1000, 33), 1), ("max", (77, 513), 0), ("mean", (16, 8, 31), (0, 2)), ("any", (300, 7), 0),
+                ("min", (4097,), None), ("prod", (9, 129), 1), ("sum", (2, 3, 4, 5), (1, 3)), ("all", (65, 3), 1)]
+
+
+def test_threads_hammering_the_plan_cache():
+    rng = np.random.default_rng(11)
+    inputs = [(op, cp.asarray(data(shape, np.float32, op, rng)), axis) for op, shape, axis in THREAD_CASES]
+    refs = [OPS[op][0](x, axis=axis) for op, x, axis in inputs]
+    calls, errors = 10_000, []
+
+    def worker(k):
+        try:
+            stream = cp.cuda.Stream(non_blocking=True)
+            with stream:
+                for i in range(calls):
+                    j = (i + k) % len(inputs)
+                    op, x, axis = inputs[j]
+                    r = OPS[op][0](x, axis=axis)
+                    if i % 97 == 0 and not bool((r == refs[j]).all()):
+                        errors.append((k, i, op))
+            stream.synchronize()
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append((k, repr(e)))
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=600)
+    assert not any(t.is_alive() for t in threads), "deadlock"
+    assert errors == []
+    print(f"\n8 threads x {calls} calls: all results correct")
+
+
+def test_memory_pool_is_stable_over_many_calls():
+    pool = cp.get_default_memory_pool()
+    xs = [cp.random.standard_normal(s, dtype=cp.float32) for s in ((1 << 20,), (4096, 256), (64, 33, 65))]
+    for x in xs:  # warm up: plans, kernels and the split workspace exist before counting
+        ops.reduce_sum(x, axis=0)
+    cp.cuda.Device().synchronize()
+    before = pool.used_bytes()
+    for i in range(10_000):
+        ops.reduce_sum(xs[i % 3], axis=0)
+    cp.cuda.Device().synchronize()
+    after = pool.used_bytes()
+    print(f"\npool used bytes before {before}, after 10000 calls {after}")
+    assert after == before
+
+
+@st.composite
+def gpu_cases(draw):
+    dtype = draw(st.sampled_from(["float32", "float64", "float16", "int32", "int8", "uint16", "bool", "int64"]))
+    shape = draw(hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=24))
+    op = draw(st.sampled_from(list(OPS)))
+    if dtype == "bool" and op not in ("all", "any", "max", "min", "sum"):
+        op = "any"
+    layout = draw(st.sampled_from(["c", "transpose", "step", "flip"]))
+    axis = draw(st.one_of(st.none(), hnp.valid_tuple_axes(len(shape))))
+    keepdims = draw(st.booleans())
+    return dtype, shape, op, layout, axis, keepdims
+
+
+def _view(a, layout):
+    if a.ndim == 0 or layout == "c":
+        return a
+    if layout == "transpose":
+        return a.transpose(tuple(reversed(range(a.ndim))))
+    if layout == "step":
+        return a[(slice(None, None, 2),) + (slice(None),) * (a.ndim - 1)]
+    return a[(slice(None, None, -1),) * a.ndim]
+
+
+@settings(max_examples=500, deadline=None)
+@given(case=gpu_cases(), seed=st.integers(0, 2**16))
+def test_fuzz_against_numpy(case, seed):
+    dtype, shape, op, layout, axis, keepdims = case
+    base = data(shape, np.dtype(dtype), op, np.random.default_rng(seed))
+    x, xd = _view(base, layout), _view(cp.asarray(base), layout)
+    fn, ref = OPS[op]
+    try:
+        with np.errstate(all="ignore"):
+            ref(x, axis=axis, keepdims=keepdims)
+    except ValueError:
+        with pytest.raises(ValueError):
+            fn(xd, axis=axis, keepdims=keepdims)
+        return
+    check(op, cp.asnumpy(fn(xd, axis=axis, keepdims=keepdims)), np.array(x, order="C"), axis, keepdims)
