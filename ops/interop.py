@@ -165,28 +165,47 @@ def _adapt_torch_cuda(x, out) -> Adapted:
 
 def torch_key(t, call_args) -> tuple:
     """The prepared-call key of a CUDA tensor and the call's arguments."""
-    return ("torch", tuple(t.shape), t.stride(), t.dtype, t.device.index, t.data_ptr() & 15, call_args)
+    return ("torch", t.shape, t.stride(), t.dtype, t.get_device(), t.data_ptr() & 15, call_args)
+
+
+def _raw_stream_getter():
+    """device index -> torch's current raw CUDA stream. torch's private fast getter where it has
+    one (the public torch.cuda.current_stream() builds a Stream object: microseconds a call)."""
+    import torch
+
+    fast = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if fast is not None:
+        return fast
+    return lambda index: torch.cuda.current_stream(index).cuda_stream
 
 
 class TorchCall:
     """A prepared call for one CUDA-tensor signature: allocate with torch, launch on torch's
     current stream. No CuPy objects per call."""
 
-    __slots__ = ("shape", "dtype", "launch", "fill", "device_id")
+    __slots__ = ("shape", "dtype", "launch", "fill", "device_id", "device", "stream_of", "empty", "current_device")
 
     def __init__(self, shape, dtype, launch, fill, device_id):
-        self.shape, self.dtype, self.launch, self.device_id = shape, _torch_dtype(dtype), launch, device_id
-        self.fill = None if fill is None else np.asarray(fill).view(dtype).item()
-
-    def __call__(self, x):
         import torch
 
-        if torch.cuda.current_device() != self.device_id:
+        self.shape, self.dtype, self.launch, self.device_id = shape, _torch_dtype(dtype), launch, device_id
+        self.fill = None if fill is None else np.asarray(fill).view(dtype).item()
+        self.device = torch.device("cuda", device_id)
+        self.stream_of = _raw_stream_getter()
+        self.empty = torch.empty
+        from cupy.cuda import runtime
+
+        self.current_device = runtime.getDevice
+
+    def __call__(self, x):
+        if self.current_device() != self.device_id:  # the kernel lives in this device's context
+            import torch
+
             with torch.cuda.device(self.device_id):
                 return self(x)
-        y = torch.empty(self.shape, dtype=self.dtype, device=x.device)
+        y = self.empty(self.shape, dtype=self.dtype, device=self.device)
         if self.launch is not None:
-            self.launch(x.data_ptr(), y.data_ptr(), torch.cuda.current_stream().cuda_stream, self.device_id)
+            self.launch(x.data_ptr(), y.data_ptr(), self.stream_of(self.device_id), self.device_id)
         elif self.fill is not None:
             y.fill_(self.fill)
         return y
