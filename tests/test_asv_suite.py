@@ -34,7 +34,9 @@ def test_parameters_are_well_formed(suite):
     assert set(suite.CASES) == public
     assert set(suite.HEADLINE_CASES) <= public and set(suite.SMALL_CASES) <= public
     assert set(suite.OPS) == set(bench.OPS)
-    classes = [suite.PublicCases, suite.OpsByDtype, suite.SmallEndToEnd]
+    classes = [suite.PublicCases, suite.PercentOfCeiling, suite.OpsByDtype, suite.SmallEndToEnd]
+    assert all(suite.applies(*pair.split("-")) for pair in suite.OP_DTYPES)
+    assert {p.split("-")[0] for p in suite.OP_DTYPES} == set(suite.OPS)
     for cls in classes:
         assert len(cls.params) == len(cls.param_names)
         assert all(isinstance(p, list) and p for p in cls.params)
@@ -48,7 +50,8 @@ def test_parameters_are_well_formed(suite):
 
 @pytest.mark.skipif(timing.gpu_available(), reason="checks the no-GPU behaviour")
 def test_skips_cleanly_without_a_gpu(suite):
-    for cls, args in ((suite.PublicCases, ("tiny_32x32", "kps")), (suite.OpsByDtype, ("full_1d_256M", "max", "float32")),
+    for cls, args in ((suite.PublicCases, ("tiny_32x32", "kps")), (suite.OpsByDtype, ("full_1d_256M", "max-float32")),
+                      (suite.PercentOfCeiling, ("tiny_32x32",)),
                       (suite.SmallEndToEnd, ("tiny_32x32", "kps"))):
         with pytest.raises(NotImplementedError):
             cls().setup(*args)
