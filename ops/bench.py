@@ -196,6 +196,32 @@ def _table(rows: List[dict], gpu: bool) -> str:
     return "\n".join(lines)
 
 
+def plot(rows: List[dict], ceiling: Optional[float], path: str) -> None:
+    """Bars per case: this project, torch and cupy in GB/s (NumPy on the CPU backend), the read
+    ceiling as a line. Small cases are drawn too, though dispatch, not bandwidth, rules them."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [r["case"] for r in rows]
+    series = [("ours", "ours_us"), ("torch", "torch_us"), ("cupy", "cupy_us"), ("numpy", "numpy_us")]
+    series = [(label, key) for label, key in series if any(key in r for r in rows)]
+    width = 0.8 / len(series)
+    fig, ax = plt.subplots(figsize=(max(8, len(rows) * 0.9), 4.5))
+    for i, (label, key) in enumerate(series):
+        gbps = [r["MB"] * 1e3 / r[key] if r.get(key) else 0.0 for r in rows]
+        ax.bar([j + i * width for j in range(len(rows))], gbps, width, label=label)
+    if ceiling:
+        ax.axhline(ceiling, color="k", linestyle="--", linewidth=1, label=f"read ceiling {ceiling:.0f} GB/s")
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(rows))])
+    ax.set_xticklabels(names, rotation=40, ha="right", fontsize=8)
+    ax.set_ylabel("GB/s (input + output bytes / time)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+
+
 def _parse(argv):
     p = argparse.ArgumentParser(prog="python -m ops.bench", description=__doc__.splitlines()[0])
     p.add_argument("--case", action="append", help="run only this public case (repeatable)")
@@ -205,6 +231,7 @@ def _parse(argv):
     p.add_argument("--op", default="sum", choices=sorted(OPS))
     p.add_argument("--repeat", type=int, default=30, help="timed calls per measurement (median)")
     p.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
+    p.add_argument("--plot", metavar="FILE.png", help="also draw a bar chart of GB/s per case (needs matplotlib)")
     return p.parse_args(argv)
 
 
@@ -247,6 +274,8 @@ def main(argv=None) -> int:
           + (f"; ceiling {ceiling:.0f} GB/s" if ceiling else ""))
     if args.json:
         Path(args.json).write_text(json.dumps({"ceiling_GBps": ceiling, "rows": rows}, indent=1))
+    if args.plot:
+        plot(rows, ceiling, args.plot)
     return 1 if wrong else 0
 
 
