@@ -1,4 +1,4 @@
-"""Run a planned reduction on CuPy arrays: the entry points `ops` uses on the GPU."""
+"""From CuPy arrays to a cached, planned launch: the entry point `ops` uses on the GPU."""
 from __future__ import annotations
 
 from typing import Sequence
@@ -28,11 +28,3 @@ def launch_for(x, y, axes: Sequence[int], keepdims: bool, functors: Functors) ->
 
     return launcher.get_launch(key, make_cfg, functors, device_id)
 
-
-def reduce_into(x, y, axes: Sequence[int], keepdims: bool, functors: Functors) -> None:
-    """y[...] = the reduction of non-empty `x` over `axes`; `y` must not overlap `x`; both on the
-    current device. Runs on the current stream."""
-    import cupy
-
-    launch_for(x, y, axes, keepdims, functors)(x.data.ptr, y.data.ptr, cupy.cuda.get_current_stream().ptr,
-                                               x.data.device_id)

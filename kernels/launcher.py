@@ -113,7 +113,3 @@ def get_launch(key: tuple, make_cfg: Callable[[int], config.ReduceConfig], funct
             launch = _launches.setdefault(key, launch)
     return launch
 
-
-def clear_cache() -> None:
-    with _lock:
-        _launches.clear()

@@ -5,7 +5,8 @@
   tensor, written in place. bfloat16 is read as its raw 16 bits and accumulated in float32.
 - torch CPU tensors: the NumPy backend, answered as torch tensors.
 - anything else with `__cuda_array_interface__`, or `__dlpack__` on a CUDA device: read zero-copy
-  as a CuPy array; the result is a CuPy array.
+  as a CuPy array; the result is a CuPy array. A `__dlpack__` producer on the CPU runs the NumPy
+  backend; the result is a NumPy array.
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import numpy as np
 
 from kps import dtypes
 
-_DLPACK_CUDA = 2  # kDLCUDA
+_DLPACK_CPU, _DLPACK_CUDA = 1, 2  # kDLCPU, kDLCUDA
 
 
 def is_torch(obj) -> bool:
@@ -120,7 +121,10 @@ def adapt(x, out) -> Adapted:
         outv = _numpy_view(out) if out is not None else None
         return Adapted("cpu", xv, xv.dtype, outv, None if outv is None else outv.dtype,
                        wrap=lambda r, out_dtype: out if out is not None else _torch_from_numpy(r))
-    if hasattr(x, "__cuda_array_interface__") or _dlpack_on_cuda(x):
+    if _dlpack_device(x) == _DLPACK_CPU:
+        xv = np.from_dlpack(x)
+        return Adapted("cpu", xv, xv.dtype, out, None if out is None else getattr(out, "dtype", None))
+    if hasattr(x, "__cuda_array_interface__") or _dlpack_device(x) == _DLPACK_CUDA:
         import cupy
 
         xv = cupy.asarray(x) if hasattr(x, "__cuda_array_interface__") else cupy.from_dlpack(x)
@@ -131,11 +135,14 @@ def adapt(x, out) -> Adapted:
     )
 
 
-def _dlpack_on_cuda(x) -> bool:
+def _dlpack_device(x):
+    """The DLPack device type of a producer, or None."""
+    if not hasattr(x, "__dlpack__"):
+        return None
     try:
-        return hasattr(x, "__dlpack__") and x.__dlpack_device__()[0] == _DLPACK_CUDA
+        return x.__dlpack_device__()[0]
     except Exception:  # noqa: BLE001 - not a usable DLPack producer
-        return False
+        return None
 
 
 def _adapt_torch_cuda(x, out) -> Adapted:

@@ -46,6 +46,22 @@ def data(shape, dtype, op: str, rng: np.random.Generator) -> np.ndarray:
     return rng.standard_normal(shape).astype(dtype)
 
 
+def check_or_raises(op: str, run, x: np.ndarray, axis, keepdims: bool = False) -> None:
+    """Where NumPy raises ValueError (max of an empty reduction), `run()` must raise it too;
+    elsewhere its result (a host array) must `check`."""
+    import pytest
+
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            OPS[op][1](x, axis=axis, keepdims=keepdims)
+    except ValueError:
+        with pytest.raises(ValueError):
+            run()
+        return
+    check(op, run(), x, axis, keepdims)
+
+
 def _eps(dtype) -> float:
     dtype = np.dtype(dtype)
     return float(np.finfo(dtype).eps) if dtype.kind == "f" else 0.0

@@ -151,6 +151,37 @@ def test_at_least_forty_bad_calls():
     assert len(BAD_CALLS) >= 40
 
 
+class _CpuDLPack:
+    """A foreign array that speaks only DLPack, on the CPU."""
+
+    def __init__(self, a):
+        self._a = a
+
+    def __dlpack__(self, **kwargs):
+        return self._a.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._a.__dlpack_device__()
+
+
+def test_cpu_dlpack_producers_take_the_numpy_backend():
+    x = data((7, 9), np.float32, "sum", np.random.default_rng(5))
+    got = ops.reduce_sum(_CpuDLPack(x), axis=1)
+    assert isinstance(got, np.ndarray)
+    check("sum", got, x, 1)
+    out = np.full(9, -1.0, dtype=np.float32)
+    assert ops.reduce_max(_CpuDLPack(x), axis=0, out=out) is out
+    np.testing.assert_array_equal(out, x.max(axis=0))
+
+
+def test_torch_cpu_tensors_answer_in_kind():
+    torch = pytest.importorskip("torch")
+    t = torch.randn(5, 6)
+    r = ops.reduce_sum(t, axis=0)
+    assert isinstance(r, torch.Tensor)
+    np.testing.assert_allclose(r.numpy(), t.numpy().sum(axis=0), rtol=1e-6)
+
+
 def test_out_untouched_on_error():
     out = np.full(4, 7.0, dtype=np.float32)
     for bad in (dict(axis=5), dict(axis=0, keepdims=2), dict(axis=0, dtype="nope")):
