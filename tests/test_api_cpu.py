@@ -26,6 +26,19 @@ def test_numpy_backend_matches_numpy(op, dtype):
             check(op, got, x, axis, keepdims)
 
 
+def test_bfloat16_on_the_numpy_backend():
+    from kps import dtypes
+
+    if dtypes.BFLOAT16 is None:
+        pytest.skip("ml_dtypes is not installed")
+    x = np.random.default_rng(4).standard_normal((33, 65)).astype(dtypes.BFLOAT16)
+    x64 = x.astype(np.float64)
+    for fn, ref in ((ops.reduce_sum, np.sum), (ops.reduce_mean, np.mean), (ops.reduce_max, np.max)):
+        got = fn(x, axis=1)
+        assert got.dtype == dtypes.BFLOAT16
+        np.testing.assert_allclose(got.astype(np.float64), ref(x64, axis=1), rtol=1e-2, atol=0.1)
+
+
 def test_scalar_results_are_numpy_scalars_like_numpy():
     x = np.arange(1, 7, dtype=np.int32).reshape(2, 3)
     assert type(ops.reduce_sum(x)) is type(np.sum(x))
