@@ -36,20 +36,6 @@ def _cupy():
     return cupy
 
 
-def _backend(x):
-    """'gpu' or 'cpu' for a NumPy or CuPy input, or a TypeError naming `x`."""
-    if isinstance(x, np.ndarray):
-        return "cpu", x
-    if isinstance(x, np.generic):
-        return "cpu", np.asarray(x)
-    cupy = _cupy()
-    if cupy is not None and isinstance(x, cupy.ndarray):
-        return "gpu", x
-    raise TypeError(
-        f"x: expected a cupy.ndarray or a numpy.ndarray, got {type(x).__module__}.{type(x).__qualname__}"
-    )
-
-
 @lru_cache(maxsize=None)
 def _functors(op, transform, epilogue, in_dtype, requested, out_dtype) -> kps.Functors:
     return kps.resolve(op, transform, epilogue, in_dtype, requested, out_dtype)
@@ -122,8 +108,10 @@ def reduce(x, axis=None, op=kps.ADD, transform=kps.IDENTITY, keepdims=False, dty
         call = _prepared_call(x, axis, keepdims, dtype, op, transform, epilogue)
         if call is not None:
             return call(x)
-    if isinstance(x, (np.ndarray, np.generic)) or isinstance(x, _ndarray or ()) or _is_cupy(x):
-        backend, x = _backend(x)
+    if isinstance(x, np.generic):
+        x = np.asarray(x)
+    if isinstance(x, np.ndarray) or _is_cupy(x):
+        backend = "cpu" if isinstance(x, np.ndarray) else "gpu"
         return _reduce(backend, x, x.dtype, axis, op, transform, keepdims, dtype, out,
                        None if out is None else getattr(out, "dtype", None), epilogue)[0]
     key = None
@@ -142,6 +130,7 @@ def reduce(x, axis=None, op=kps.ADD, transform=kps.IDENTITY, keepdims=False, dty
 
 
 def _is_cupy(x) -> bool:
+    """A CuPy array (CuPy is imported only when the object comes from it)."""
     cupy = _cupy() if type(x).__module__.startswith("cupy") else None
     return cupy is not None and isinstance(x, cupy.ndarray)
 
