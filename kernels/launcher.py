@@ -14,6 +14,7 @@ from kps import compiler
 from kps.functors import Functors
 
 from . import config, params, source
+from .params import PARTIALS, SEMAPHORES, X, Y
 
 _lock = threading.Lock()
 _launches: Dict[tuple, "Launch"] = {}
@@ -89,12 +90,12 @@ class Launch:
     def __call__(self, x_ptr: int, y_ptr: int, stream_ptr: int, device_id: int) -> None:
         ws = _workspace(device_id, stream_ptr, self._workspace_bytes) if self._workspace_bytes else 0
         with self._call_lock:
-            p = self._params  # slots params.X, Y, PARTIALS, SEMAPHORES
-            p[0] = x_ptr + self._x_offset
-            p[1] = y_ptr
+            p = self._params
+            p[X] = x_ptr + self._x_offset
+            p[Y] = y_ptr
             if ws:
-                p[2] = ws + _COUNTER_BYTES
-                p[3] = ws
+                p[PARTIALS] = ws + _COUNTER_BYTES
+                p[SEMAPHORES] = ws
             _launch_kernel(*self._grid, stream_ptr, self._args_ptr, 0)
 
 

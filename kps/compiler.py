@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,8 +68,6 @@ def _key(source: str, names: Sequence[str], arch: str, include_dirs: Sequence[Pa
 def _excerpt(source: str, log: str) -> str:
     """The program lines the log points at (`kps_program.cu(LINE)`), so a user functor's mistake
     shows next to the compiler's words."""
-    import re
-
     lines = source.splitlines()
     shown = []
     for n in sorted({int(m) for m in re.findall(r"kps_program\.cu\((\d+)\)", log)}):

@@ -1,8 +1,9 @@
 """Arrays from other frameworks: read in place, answered in kind.
 
-- torch CUDA tensors: read zero-copy through DLPack on torch's current stream and device; the result
-  is a torch tensor on the same device (sharing memory from CuPy's pool), and `out=` may be a torch
-  tensor, written in place. bfloat16 is read as its raw 16 bits and accumulated in float32.
+- torch CUDA tensors: read in place (pointer, shape and strides; no copy, no DLPack round trip) on
+  torch's current stream and the tensor's device; the result is a torch tensor from torch's own
+  allocator, and `out=` may be a torch tensor, written in place. bfloat16 is read as its raw 16
+  bits and accumulated in float32. Repeated calls take a prepared `TorchCall`.
 - torch CPU tensors: the NumPy backend, answered as torch tensors.
 - anything else with `__cuda_array_interface__`, or `__dlpack__` on a CUDA device: read zero-copy
   as a CuPy array; the result is a CuPy array. A `__dlpack__` producer on the CPU runs the NumPy
