@@ -18,7 +18,7 @@ from .params import PARTIALS, SEMAPHORES, X, Y
 
 _lock = threading.Lock()
 _launches: Dict[tuple, "Launch"] = {}
-_workspaces: Dict[Tuple[int, int], object] = {}
+_workspaces: Dict[tuple, Tuple[int, int, object]] = {}
 _sm_counts: Dict[int, int] = {}
 
 
@@ -34,22 +34,49 @@ def sm_count(device_id: int) -> int:
 #: Bytes at the head of a workspace for the last-block-done counters (one uint32 per block column).
 _COUNTER_BYTES = 256 * 1024
 
+#: cudaStreamPerThread: one handle that names a different stream in every host thread, so its
+#: workspaces are keyed by thread too.
+_PER_THREAD_STREAM = 2
 
-def _workspace(device_id: int, stream_ptr: int, nbytes: int) -> int:
-    """Scratch for split reductions, one buffer per (device, stream): counters first (kept at
-    zero: every launch leaves them so), partials after. Launches on one stream run in order, so
-    they share it safely; it grows when a larger split arrives and comes from CuPy's pool."""
-    key = (device_id, stream_ptr)
-    buf = _workspaces.get(key)
-    if buf is None or buf.nbytes < nbytes:
+
+class _StreamHandle:
+    """A raw stream handle, shown to CuPy through the CUDA stream protocol."""
+
+    def __init__(self, ptr: int):
+        self.ptr = ptr
+
+    def __cuda_stream__(self):
+        return (0, self.ptr)
+
+
+def stream_object(ptr: int):
+    """A CuPy Stream for a raw handle (the legacy and per-thread default streams by their names),
+    to make it CuPy's current stream."""
+    import cupy
+
+    if ptr == 0:
+        return cupy.cuda.Stream.null
+    if ptr == _PER_THREAD_STREAM:
+        return cupy.cuda.Stream.ptds
+    return cupy.cuda.Stream.from_external(_StreamHandle(ptr))
+
+
+def _workspace(key: tuple, nbytes: int) -> tuple:
+    """Scratch for split reductions, one buffer per stream: counters first (kept at zero: every
+    launch leaves them so), partials after. Launches on one stream run in order, so they share it
+    safely. It comes from CuPy's pool and is zeroed on that stream itself, so a buffer it replaces
+    (a larger split arrived) is handed back to that stream's arena: the queued launches that still
+    use it run before anything that reuses it. Returns (address, size, the array keeping it)."""
+    ws = _workspaces.get(key)
+    if ws is None or ws[1] < nbytes:
         import cupy
 
-        with _lock:
-            buf = _workspaces.get(key)
-            if buf is None or buf.nbytes < nbytes:
+        with _lock, stream_object(key[1]):
+            ws = _workspaces.get(key)
+            if ws is None or ws[1] < nbytes:
                 buf = cupy.zeros(max(nbytes, 1 << 20), dtype=cupy.uint8)
-                _workspaces[key] = buf
-    return buf.data.ptr
+                ws = _workspaces[key] = (buf.data.ptr, buf.nbytes, buf)
+    return ws
 
 
 _launch_kernel = None  # cupy.cuda.driver.launchKernel, bound once the first Launch is built
@@ -88,14 +115,21 @@ class Launch:
         return driver.occupancyMaxActiveBlocksPerMultiprocessor(self.function.ptr, self.cfg.block, 0)
 
     def __call__(self, x_ptr: int, y_ptr: int, stream_ptr: int, device_id: int) -> None:
-        ws = _workspace(device_id, stream_ptr, self._workspace_bytes) if self._workspace_bytes else 0
+        """Launch on `stream_ptr` (the caller's current stream) in `device_id`'s context, which
+        the caller has made current. The fast path of every repeated call: keep it lean."""
+        need = self._workspace_bytes
+        if need:
+            key = (device_id, stream_ptr, threading.get_ident() if stream_ptr == _PER_THREAD_STREAM else 0)
+            ws = _workspaces.get(key)
+            if ws is None or ws[1] < need:
+                ws = _workspace(key, need)
         with self._call_lock:
             p = self._params
             p[X] = x_ptr + self._x_offset
             p[Y] = y_ptr
-            if ws:
-                p[PARTIALS] = ws + _COUNTER_BYTES
-                p[SEMAPHORES] = ws
+            if need:
+                p[PARTIALS] = ws[0] + _COUNTER_BYTES
+                p[SEMAPHORES] = ws[0]
             _launch_kernel(*self._grid, stream_ptr, self._args_ptr, 0)
 
 

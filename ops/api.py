@@ -17,11 +17,12 @@ from kps import dtypes
 from . import interop, numpy_backend
 
 
-# Bound once CuPy has been imported (the fast path uses them without attribute lookups).
-_ndarray = _alloc = _get_device = _current_stream = None
+# Bound once CuPy (or torch) has been imported: the fast path uses them without attribute lookups.
+_ndarray = _alloc = _get_device = _current_stream = _torch_tensor = None
 
-#: (input signature, call arguments) -> a prepared GPU call: a repeated call with `out=None` costs
-#: this lookup, one allocation and one launch.
+#: (op, transform, epilogue) -> {call signature -> prepared call}. A repeated call with out=None
+#: costs a signature, a lookup, one allocation and one launch. A table, once made, is never
+#: replaced: the named ops hold theirs.
 _prepared: dict = {}
 
 
@@ -41,23 +42,30 @@ def _functors(op, transform, epilogue, in_dtype, requested, out_dtype) -> kps.Fu
     return kps.resolve(op, transform, epilogue, in_dtype, requested, out_dtype)
 
 
-def _prepared_call(x, axis, keepdims, dtype, op, transform, epilogue):
-    """The prepared call for a repeated signature, or None (first call, or arguments the key
-    cannot vouch for: those take the checked path)."""
-    if not (keepdims is False or keepdims is True) or not _plain_axis(axis):
+def _table(op, transform, epilogue) -> dict:
+    return _prepared.setdefault((op, transform, epilogue), {})
+
+
+def _signature(x, axis, keepdims, dtype):
+    """The prepared-call key of a CuPy array or CUDA torch tensor and the call's arguments, or None
+    (other inputs, or arguments a key cannot vouch for: True == 1 in a key, so axis and keepdims
+    must have their exact types; an unhashable dtype is invalid and takes the checked path)."""
+    if not (keepdims is False or keepdims is True) or not (
+            axis is None or type(axis) is int or (type(axis) is tuple and all(type(a) is int for a in axis))):
         return None
-    mem = x.data
+    kind = type(x)
+    if kind is _ndarray:
+        mem = x.data
+        key = (x.shape, x.strides, x.dtype, mem.ptr & 15, mem.device_id, axis, keepdims, dtype)
+    elif kind is _torch_tensor and x.is_cuda:
+        key = ("torch", x.shape, x.stride(), x.dtype, x.get_device(), x.data_ptr() & 15, axis, keepdims, dtype)
+    else:
+        return None
     try:
-        return _prepared.get((x.shape, x.strides, x.dtype, mem.ptr & 15, mem.device_id, axis, keepdims, dtype,
-                              op, transform, epilogue))
-    except TypeError:  # an unhashable (so invalid) argument
+        hash(dtype)
+    except TypeError:
         return None
-
-
-def _plain_axis(axis) -> bool:
-    """Axis values the fast path may key on: equal keys then mean equal axes (True == 1 does not
-    sneak a bool past the checks)."""
-    return axis is None or type(axis) is int or (type(axis) is tuple and all(type(a) is int for a in axis))
+    return key
 
 
 def _check_descriptors(op, transform, epilogue) -> None:
@@ -104,8 +112,21 @@ def reduce(x, axis=None, op=kps.ADD, transform=kps.IDENTITY, keepdims=False, dty
            epilogue=kps.NONE):
     """Reduce `x` over `axis` with `op`, after mapping every element with `transform` and before
     finishing every output with `epilogue`. NumPy semantics for axis, keepdims, dtype and out."""
-    if out is None and type(x) is _ndarray:
-        call = _prepared_call(x, axis, keepdims, dtype, op, transform, epilogue)
+    table = None
+    if out is None:
+        try:
+            table = _prepared.get((op, transform, epilogue))
+        except TypeError:  # an unhashable (so invalid) descriptor: the checked path says which
+            pass
+    return _run(x, axis, op, transform, keepdims, dtype, out, epilogue, table)
+
+
+def _run(x, axis, op, transform, keepdims, dtype, out, epilogue, table):
+    """A prepared call when `table` has one for this signature, else the checked path (which
+    prepares the next call)."""
+    sig = _signature(x, axis, keepdims, dtype) if out is None else None
+    if table is not None:
+        call = table.get(sig)
         if call is not None:
             return call(x)
     if isinstance(x, np.generic):
@@ -113,19 +134,16 @@ def reduce(x, axis=None, op=kps.ADD, transform=kps.IDENTITY, keepdims=False, dty
     if isinstance(x, np.ndarray) or _is_cupy(x):
         backend = "cpu" if isinstance(x, np.ndarray) else "gpu"
         return _reduce(backend, x, x.dtype, axis, op, transform, keepdims, dtype, out,
-                       None if out is None else getattr(out, "dtype", None), epilogue)[0]
-    key = None
-    if out is None and interop.is_torch(x) and x.is_cuda and (keepdims is False or keepdims is True) \
-            and _plain_axis(axis):
-        key = interop.torch_key(x, (axis, keepdims, dtype, op, transform, epilogue))
-        call = _prepared.get(key)
-        if call is not None:
-            return call(x)
+                       None if out is None else getattr(out, "dtype", None), epilogue, fast_key=sig)[0]
+    if interop.is_torch(x):
+        global _torch_tensor
+        _torch_tensor = interop.tensor_class()
+        sig = _signature(x, axis, keepdims, dtype) if out is None else None
     adapted = interop.adapt(x, out)
     with adapted.context():
         result, out_dtype = _reduce(adapted.backend, adapted.x, adapted.in_dtype, axis, op, transform, keepdims,
                                     dtype, adapted.out, adapted.out_dtype, epilogue, adapted.allocate or _cupy_alloc,
-                                    key, adapted.prepare)
+                                    sig if adapted.prepare else None, adapted.prepare)
     return adapted.wrap(result, out_dtype)
 
 
@@ -161,47 +179,67 @@ def _reduce(backend, x, in_dtype, axis, op, transform, keepdims, dtype, out, out
 
     if backend == "cpu":
         return numpy_backend.reduce(x, axes, keepdims, f, out), f.out_dtype
-    if prepare is None and in_dtype == x.dtype:  # a plain CuPy array: later calls may take the fast path
-        fast_key = (x.shape, x.strides, x.dtype, x.data.ptr & 15, x.data.device_id, axis, keepdims, dtype, op,
-                    transform, epilogue)
-    return _reduce_gpu(x, axes, keepdims, f, out, shape, num_red, fast_key, allocate, prepare or _GpuCall), f.out_dtype
+    table = _table(op, transform, epilogue) if fast_key is not None else None
+    return _reduce_gpu(x, axes, keepdims, f, out, shape, num_red, table, fast_key, allocate, prepare or _prepare_gpu), \
+        f.out_dtype
 
 
 class _GpuCall:
-    """A prepared call for one input signature: allocate the result, launch (or fill, for an
-    empty reduction), on the input's device and the current stream."""
+    """A prepared call for one input signature: allocate the result and launch, on the input's
+    device and the current stream."""
 
-    __slots__ = ("shape", "dtype", "nbytes", "launch", "fill", "device_id")
+    __slots__ = ("shape", "dtype", "nbytes", "launch", "device_id")
 
-    def __init__(self, shape, dtype, launch, fill, device_id):
-        dtype = dtypes.storage(dtype)
-        self.shape, self.dtype, self.launch, self.fill, self.device_id = shape, dtype, launch, fill, device_id
+    def __init__(self, shape, dtype, launch, device_id):
+        self.shape, self.dtype, self.launch, self.device_id = shape, dtype, launch, device_id
         self.nbytes = math.prod(shape) * dtype.itemsize
 
     def __call__(self, x):
         if _get_device() != self.device_id:
             with _cupy().cuda.Device(self.device_id):
-                return self._run(x)
-        return self._run(x)
-
-    def _run(self, x):
+                return self(x)
         # ndarray over a pool allocation: what cupy.empty does, at half its Python cost
-        y = _ndarray(self.shape, self.dtype, _alloc(self.nbytes)) if self.nbytes else _cupy().empty(self.shape, self.dtype)
-        if self.launch is not None:
-            self.launch(x.data.ptr, y.data.ptr, _current_stream().ptr, self.device_id)
-        elif self.fill is not None and y.size:
-            y.fill(self.fill)
+        mem = _alloc(self.nbytes)
+        y = _ndarray(self.shape, self.dtype, mem)
+        self.launch(x.data.ptr, mem.ptr, _current_stream().ptr, self.device_id)
         return y
 
 
-def _reduce_gpu(x, axes, keepdims, f, out, shape, num_red, fast_key, allocate, prepare):
+class _GpuFill:
+    """A prepared call with nothing to reduce: an empty result, or one filled with the reduction's
+    identity (a reduction over a zero-size axis)."""
+
+    __slots__ = ("shape", "dtype", "fill", "device_id")
+
+    def __init__(self, shape, dtype, fill, device_id):
+        self.shape, self.dtype, self.fill, self.device_id = shape, dtype, fill, device_id
+
+    def __call__(self, x):
+        cupy = _cupy()
+        with cupy.cuda.Device(self.device_id):
+            y = cupy.empty(self.shape, self.dtype)
+            if self.fill is not None and y.size:
+                y.fill(self.fill)
+        return y
+
+
+def _prepare_gpu(shape, dtype, launch, fill, device_id):
+    dtype = dtypes.storage(dtype)
+    if launch is None:
+        return _GpuFill(shape, dtype, fill, device_id)
+    return _GpuCall(shape, dtype, launch, device_id)
+
+
+def _reduce_gpu(x, axes, keepdims, f, out, shape, num_red, table, fast_key, allocate, prepare):
     """Run on the GPU. `allocate(shape, result dtype)` gives (the array the kernel writes, the
     object to return): a CuPy array twice, or a CuPy view of a torch tensor and the tensor.
-    `prepare(shape, result dtype, launch, fill, device)` makes the call a repeat takes."""
+    `prepare(shape, result dtype, launch, fill, device)` makes the call a repeat with `fast_key`
+    takes, kept in `table`."""
     cupy = _cupy()
     device_id = x.data.device_id
     if any(s % x.itemsize for s in x.strides):
         x = cupy.ascontiguousarray(x)
+        fast_key = None  # a repeat would launch the copy's plan on the original
     with cupy.cuda.Device(device_id):
         y = result = out
         if y is None or (x.size and _overlaps(x, y)):
@@ -218,7 +256,7 @@ def _reduce_gpu(x, axes, keepdims, f, out, shape, num_red, fast_key, allocate, p
     if out is None:
         if fast_key is not None and (launch is None or config.alignment(y.data.ptr) == 256):
             # 256: the allocators' alignment, what the fast path's fresh arrays will get
-            _prepared[fast_key] = prepare(shape, f.out_dtype, launch, fill, device_id)
+            table[fast_key] = prepare(shape, f.out_dtype, launch, fill, device_id)
         return result
     if y is not out:
         out[...] = y
@@ -227,13 +265,10 @@ def _reduce_gpu(x, axes, keepdims, f, out, shape, num_red, fast_key, allocate, p
 
 def _named(name: str, op, epilogue=kps.NONE, doc: str = ""):
     identity = kps.IDENTITY
+    table = _table(op, identity, epilogue)
 
     def fn(x, axis=None, keepdims=False, dtype=None, out=None):
-        if out is None and type(x) is _ndarray:
-            call = _prepared_call(x, axis, keepdims, dtype, op, identity, epilogue)
-            if call is not None:
-                return call(x)
-        return reduce(x, axis, op, identity, keepdims, dtype, out, epilogue=epilogue)
+        return _run(x, axis, op, identity, keepdims, dtype, out, epilogue, table if out is None else None)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (

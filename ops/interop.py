@@ -99,14 +99,14 @@ def _torch_stream_context(t):
     import cupy
     import torch
 
+    from kernels import launcher
+
     ptr = torch.cuda.current_stream(t.device).cuda_stream
 
     @contextlib.contextmanager
     def ctx():
-        with cupy.cuda.Device(t.device.index):
-            stream = cupy.cuda.ExternalStream(ptr) if ptr else cupy.cuda.Stream.null
-            with stream:
-                yield
+        with cupy.cuda.Device(t.device.index), launcher.stream_object(ptr):
+            yield
 
     return ctx
 
@@ -171,9 +171,11 @@ def _adapt_torch_cuda(x, out) -> Adapted:
                    prepare=TorchCall)
 
 
-def torch_key(t, call_args) -> tuple:
-    """The prepared-call key of a CUDA tensor and the call's arguments."""
-    return ("torch", t.shape, t.stride(), t.dtype, t.get_device(), t.data_ptr() & 15, call_args)
+def tensor_class():
+    """torch.Tensor (called only once a torch tensor has been seen, so torch is imported)."""
+    import torch
+
+    return torch.Tensor
 
 
 def _raw_stream_getter():

@@ -2,7 +2,13 @@
 a stable memory pool, and a hypothesis fuzz against NumPy. Skipped where no GPU is usable."""
 from __future__ import annotations
 
+import contextlib
+import os
+import subprocess
+import sys
+import textwrap
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -70,6 +76,110 @@ def test_cupy_stream_is_used():
         r = ops.reduce_sum(x)
     s.synchronize()
     np.testing.assert_allclose(float(r), float(x.astype(cp.float64).sum()), rtol=1e-5)
+
+
+_SPIN = r"""
+extern "C" __global__ void spin(volatile int* flag) { while (*flag == 0) __nanosleep(1000); }
+"""
+
+
+@contextlib.contextmanager
+def legacy_stream_blocked(seconds=20.0):
+    """The legacy default stream runs a kernel that spins until the block ends (or a watchdog
+    thread gives up after `seconds`, so a host call stuck behind it cannot hang the suite):
+    work queued behind it, or made to wait for it, cannot finish inside the block. Yields a
+    function that says whether the watchdog had to step in (a host call waited for the stream)."""
+    pinned = cp.cuda.alloc_pinned_memory(4)  # mapped: the kernel reads the host's flag
+    flag = np.frombuffer(pinned, dtype=np.int32, count=1)
+    flag[0] = 0
+    cp.RawKernel(_SPIN, "spin")((1,), (1,), (np.intp(pinned.ptr),), stream=cp.cuda.Stream.null)
+    fired = []
+    watchdog = threading.Timer(seconds, lambda: (fired.append(True), flag.__setitem__(0, 1)))
+    watchdog.start()
+    try:
+        yield lambda: bool(fired)
+    finally:
+        watchdog.cancel()
+        flag[0] = 1
+        cp.cuda.Stream.null.synchronize()
+
+
+def _finishes(event, seconds=5.0) -> bool:
+    """Whether a CuPy or torch event completes within `seconds`."""
+    done = (lambda: event.done) if hasattr(event, "done") else event.query
+    deadline = time.monotonic() + seconds
+    while not done() and time.monotonic() < deadline:
+        time.sleep(0.001)
+    return done()
+
+
+def test_nothing_goes_on_the_legacy_default_stream():
+    """With the legacy default stream blocked, reductions on the caller's own stream still finish:
+    the first calls on a new stream (its split workspace is made and zeroed) and repeated ones,
+    split and not. The kernels are compiled beforehand: loading a module waits for the device to
+    go idle (the CUDA driver's cuModuleLoadData does, for CuPy's own kernels too)."""
+    x = cp.random.standard_normal((64, 1 << 16), dtype=cp.float32)
+    ref_rows, ref_all = x.astype(cp.float64).sum(axis=1).get(), float(x.astype(cp.float64).sum())
+    ops.reduce_sum(x, axis=1), ops.reduce_sum(x)
+    cp.cuda.Device().synchronize()
+    s = cp.cuda.Stream(non_blocking=True)
+    with legacy_stream_blocked() as host_waited:
+        with s:
+            rows = [ops.reduce_sum(x, axis=1) for _ in range(3)]
+            full = [ops.reduce_sum(x) for _ in range(3)]
+            done = s.record()
+        assert _finishes(done) and not host_waited(), "a reduction on its own stream waited for the legacy stream"
+    for r in rows:
+        np.testing.assert_allclose(r.get(), ref_rows, rtol=1e-5, atol=1e-3)
+    for r in full:
+        np.testing.assert_allclose(float(r), ref_all, rtol=1e-5, atol=1e-2)
+
+
+def test_torch_side_stream_does_not_touch_the_legacy_stream():
+    torch = _torch()
+    t = torch.randn(48, 1 << 16, device="cuda")
+    ref = t.double().sum(dim=1)
+    ops.reduce_sum(t, axis=1)  # compiled beforehand (see above)
+    torch.cuda.synchronize()
+    s = torch.cuda.Stream()
+    with legacy_stream_blocked() as host_waited:
+        with torch.cuda.stream(s):
+            r = [ops.reduce_sum(t, axis=1) for _ in range(3)]
+            done = torch.cuda.Event()
+            done.record(s)
+        assert _finishes(done) and not host_waited(), "a reduction on torch's side stream waited for the legacy stream"
+    for ri in r:
+        assert torch.allclose(ri.double(), ref, rtol=1e-5, atol=1e-3)
+
+
+def test_per_thread_default_stream_threads_do_not_share_scratch():
+    """CUPY_CUDA_PER_THREAD_DEFAULT_STREAM=1: every thread's current stream is the one handle
+    cudaStreamPerThread, naming a different stream per thread; split reductions run concurrently
+    on them and each needs its own scratch."""
+    code = textwrap.dedent("""
+        import threading
+        import cupy as cp, numpy as np
+        import ops
+        assert cp.cuda.get_current_stream().ptr == 2
+        xs = [cp.random.standard_normal((32, 1 << 15), dtype=cp.float32) + k for k in range(4)]
+        refs = [x.astype(cp.float64).sum(axis=1).get() for x in xs]
+        bad = []
+        def work(k):
+            for i in range(300):
+                r = ops.reduce_sum(xs[k], axis=1)
+                if i % 10 == 0 and not np.allclose(r.get(), refs[k], rtol=1e-5, atol=1e-2):
+                    bad.append((k, i))
+        ts = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+        [t.start() for t in ts]
+        [t.join() for t in ts]
+        assert not bad, bad
+        print("ok")
+    """)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, CUPY_CUDA_PER_THREAD_DEFAULT_STREAM="1",
+               PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
 
 
 def test_cuda_array_interface_and_dlpack_objects():
