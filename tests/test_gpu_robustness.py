@@ -313,3 +313,41 @@ def test_fuzz_against_numpy(case, seed):
     x, xd = _view(base, layout), _view(cp.asarray(base), layout)
     check_or_raises(op, lambda: cp.asnumpy(OPS[op][0](xd, axis=axis, keepdims=keepdims)), np.array(x, order="C"),
                     axis, keepdims)
+
+
+def _two_devices():
+    if cp.cuda.runtime.getDeviceCount() < 2:
+        pytest.skip("needs two GPUs")
+
+
+@pytest.mark.parametrize("shape,axis", [((257, 1031), 1), ((64, 1 << 16), 1), ((1 << 20,), None), ((4096, 33), 0)])
+def test_input_on_another_device_runs_there(shape, axis):
+    """An input on device N runs on device N whatever the current device is: first and repeated
+    calls, split reductions (scratch per device), a result on N, out= on the wrong device refused."""
+    _two_devices()
+    rng = np.random.default_rng(5)
+    host = rng.standard_normal(shape).astype(np.float32)
+    ref = host.astype(np.float64).sum(axis=axis)
+    for dev, current in ((1, 0), (0, 1)):
+        with cp.cuda.Device(dev):
+            x = cp.asarray(host)
+        with cp.cuda.Device(current):
+            results = [ops.reduce_sum(x, axis=axis) for _ in range(3)]
+            assert cp.cuda.runtime.getDevice() == current
+            with pytest.raises(ValueError, match="out"):
+                ops.reduce_sum(x, axis=axis, out=cp.empty(ref.shape, cp.float32))
+        for r in results:
+            assert r.device.id == dev
+            np.testing.assert_allclose(cp.asnumpy(r), ref, rtol=1e-5, atol=1e-3)
+
+
+def test_torch_tensor_on_another_device_runs_there():
+    _two_devices()
+    torch = _torch()
+    t = torch.randn(96, 1 << 15, device="cuda:1")
+    ref = t.double().sum(dim=1)
+    with torch.cuda.device(0):
+        r = [ops.reduce_sum(t, axis=1) for _ in range(3)]
+    for ri in r:
+        assert ri.device == t.device
+        assert torch.allclose(ri.double(), ref, rtol=1e-5, atol=1e-3)

@@ -12,8 +12,7 @@ from ops import bench, timing
 _CASES = {c.name: c for c in bench.load_cases()}
 CASES = list(_CASES)
 SMALL_CASES = [n for n in CASES if n.startswith(("small_", "tiny_"))]
-#: The cases the op x dtype matrix runs on: the simplest and the hardest layout. (asv runs every
-#: parameter combination in a process of its own, so the matrix is kept to what tells a story.)
+#: The cases of the history chart in the README: the simplest and the hardest layout.
 HEADLINE_CASES = ["full_1d_256M", "nchw_stats_128x64x56x56"]
 OPS = ["sum", "mean", "max", "min", "prod", "all", "any"]
 DTYPES = ["float32", "float16", "int32", "bool"]
@@ -38,41 +37,47 @@ def _call(impl: str, op: str, x, axes):
 
 
 def _measure(runs):
-    """{(case, op, dtype, impl): GB/s} for runs of (case, op, dtype, impls), plus the ceiling."""
+    """{(case, op, dtype, impl): GB/s} for runs of (case, dtype, ops, impls), plus the ceiling."""
     if not timing.gpu_available():
         return None
     import cupy
 
     out = {"ceiling": timing.read_ceiling_gbps()}
-    for case, op, dtype, impls in runs:
+    for case, dtype, ops, impls in runs:
         c = _CASES[case]
         x = bench.make_input(c.shape, dtype, cupy)
-        for impl in impls:
-            fn = _call(impl, op, x, c.axes)
-            if fn is not None:
-                out[(case, op, dtype, impl)] = c.nbytes(dtype) / timing.median_us(fn) / 1e3
+        for op in ops:
+            for impl in impls:
+                fn = _call(impl, op, x, c.axes)
+                if fn is not None:
+                    out[(case, op, dtype, impl)] = c.nbytes(dtype) / timing.median_us(fn) / 1e3
         del x
         cupy.get_default_memory_pool().free_all_blocks()
     return out
 
 
-def _skip_unless_runnable(impl: str = "kps") -> None:
-    """asv skips a benchmark whose setup raises NotImplementedError."""
-    if not timing.gpu_available():
-        raise NotImplementedError("no GPU")
-    if impl == "torch" and bench._torch() is None:
-        raise NotImplementedError("torch is not installed")
+def _matrix_runs():
+    """(case, dtype, the ops that apply) for every public case and dtype of the op x dtype matrix."""
+    return [(case, dt, [op for op in OPS if applies(op, dt)]) for case in CASES for dt in DTYPES]
 
 
 class _Tracked:
+    """A class whose numbers come from its `setup_cache`. asv skips a benchmark whose setup raises
+    NotImplementedError: no GPU (no cache), or no number for these parameters (a missing peer)."""
+
     rounds = 1
     repeat = 1
     number = 1
     timeout = 1800
 
-    @staticmethod
-    def _lookup(cache, key):
-        return cache[key] if cache and key in cache else float("nan")
+    def setup(self, cache, *params):  # asv passes the cache first
+        if cache is None:
+            raise NotImplementedError("no GPU")
+        if self.key(*params) not in cache:
+            raise NotImplementedError(f"not measured here: {params}")
+
+    def value(self, cache, *params) -> float:
+        return cache[self.key(*params)]
 
 
 class PublicCases(_Tracked):
@@ -82,14 +87,14 @@ class PublicCases(_Tracked):
     param_names = ["case", "impl"]
 
     def setup_cache(self):
-        return _measure([(name, "sum", c.dtype, IMPLS) for name, c in _CASES.items()])
+        return _measure([(name, c.dtype, ["sum"], IMPLS) for name, c in _CASES.items()])
 
-    def setup(self, *args):  # asv passes the cache first when there is one
-        case, impl = args[-2:]
-        _skip_unless_runnable(impl)
+    @staticmethod
+    def key(case, impl):
+        return (case, "sum", _CASES[case].dtype, impl)
 
     def track_gbps(self, cache, case, impl):
-        return self._lookup(cache, (case, "sum", _CASES[case].dtype, impl))
+        return self.value(cache, case, impl)
 
     track_gbps.unit = "GB/s"
 
@@ -102,47 +107,50 @@ class PercentOfCeiling(_Tracked):
     param_names = ["case"]
 
     def setup_cache(self):
-        return _measure([(name, "sum", c.dtype, ["kps"]) for name, c in _CASES.items()])
+        return _measure([(name, c.dtype, ["sum"], ["kps"]) for name, c in _CASES.items()])
 
-    def setup(self, *args):
-        _skip_unless_runnable()
+    @staticmethod
+    def key(case):
+        return (case, "sum", _CASES[case].dtype, "kps")
 
     def track_pct_ceiling(self, cache, case):
-        return 100.0 * self._lookup(cache, (case, "sum", _CASES[case].dtype, "kps")) / cache["ceiling"]
+        return 100.0 * self.value(cache, case) / cache["ceiling"]
 
     track_pct_ceiling.unit = "%"
 
 
 class OpsByDtype(_Tracked):
-    """Every op over the dtypes that matter (all/any on bool), on the headline cases."""
+    """Every op over the dtypes that matter (all/any on bool), on every public case."""
 
-    params = (HEADLINE_CASES, OP_DTYPES)
+    params = (CASES, OP_DTYPES)
     param_names = ["case", "op_dtype"]
 
     def setup_cache(self):
-        return _measure([(c, *pair.split("-"), ["kps"]) for c in HEADLINE_CASES for pair in OP_DTYPES])
+        return _measure([(case, dt, ops, ["kps"]) for case, dt, ops in _matrix_runs()])
 
-    def setup(self, *args):  # asv passes the cache first when there is one
-        _skip_unless_runnable()
+    @staticmethod
+    def key(case, op_dtype):
+        return (case, *op_dtype.split("-"), "kps")
 
     def track_gbps(self, cache, case, op_dtype):
-        return self._lookup(cache, (case, *op_dtype.split("-"), "kps"))
+        return self.value(cache, case, op_dtype)
 
     def track_pct_ceiling(self, cache, case, op_dtype):
-        return 100.0 * self.track_gbps(cache, case, op_dtype) / cache["ceiling"]
+        return 100.0 * self.value(cache, case, op_dtype) / cache["ceiling"]
 
     track_gbps.unit = "GB/s"
     track_pct_ceiling.unit = "%"
 
 
 def warm(job) -> None:
-    """Compile (into the disk cache) the kernel one measurement needs: run once in a worker."""
+    """Compile (into the disk cache) the kernels one (case, dtype, ops) needs: run in a worker."""
     import cupy
 
-    case, op, dtype = job
+    case, dtype, ops = job
     c = _CASES[case]
     x = bench.make_input(c.shape, dtype, cupy)
-    _call("kps", op, x, c.axes)()
+    for op in ops:
+        _call("kps", op, x, c.axes)()
     cupy.cuda.Device().synchronize()
 
 
@@ -151,8 +159,7 @@ def warm_all(workers: int) -> int:
     measurements run one process at a time and would otherwise compile serially)."""
     import multiprocessing
 
-    jobs = [(n, "sum", c.dtype) for n, c in _CASES.items()]
-    jobs += [(n, *pair.split("-")) for n in HEADLINE_CASES for pair in OP_DTYPES]
+    jobs = _matrix_runs()
     with multiprocessing.get_context("spawn").Pool(workers) as pool:
         pool.map(warm, jobs, chunksize=1)
     return len(jobs)
@@ -168,7 +175,10 @@ class SmallEndToEnd:
     timeout = 300
 
     def setup(self, case, impl):
-        _skip_unless_runnable(impl)
+        if not timing.gpu_available():
+            raise NotImplementedError("no GPU")
+        if impl == "torch" and bench._torch() is None:
+            raise NotImplementedError("torch is not installed")
         import cupy
 
         c = _CASES[case]
