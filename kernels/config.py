@@ -197,8 +197,9 @@ def plan(
         step = lanes * ny * vec  # elements one step of the group covers
         split = dict(segs_per_split=1, chunks=1, chunk_len=inner.size)
         num_splits = 1
-        if row_blocks < target and row_blocks <= tuning.MAX_GRID_X:
-            steps_per_seg = _ceil(inner.size, step)
+        steps_per_seg = _ceil(inner.size, step)
+        if (row_blocks < target and row_blocks <= tuning.MAX_GRID_X
+                and steps_per_seg * num_seg >= tuning.INNER_SPLIT_MIN_STEPS):
             chunk_max = max(1, steps_per_seg // tuning.MIN_SPLIT_STEPS)
 
             def realize(want):  # -> (splits, segments per split, chunks, chunk length)

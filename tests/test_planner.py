@@ -81,6 +81,8 @@ def test_split_only_when_outputs_cannot_fill_the_gpu():
     assert plan((16, 1 << 24), (1,)).num_splits > 1
     assert plan((1 << 24, 16), (0,)).num_splits > 1
     assert plan((1 << 16, 4096), (0,)).num_splits > 1  # 32 column tiles only
+    # rows of two tile steps: a split's fixed cost is more than the round trip it saves
+    assert plan((1024, 1024), (1,)).num_splits == 1 and plan((64, 1 << 16), (1,)).num_splits > 1
 
 
 @pytest.mark.parametrize("shape", [(524281, 2), (270336, 2), (442368, 1), (540672, 1), (1 << 31, 2)])
