@@ -49,23 +49,18 @@ def _table(op, transform, epilogue) -> dict:
 def _signature(x, axis, keepdims, dtype):
     """The prepared-call key of a CuPy array or CUDA torch tensor and the call's arguments, or None
     (other inputs, or arguments a key cannot vouch for: True == 1 in a key, so axis and keepdims
-    must have their exact types; an unhashable dtype is invalid and takes the checked path)."""
+    must have their exact types). An unhashable dtype makes an unhashable key: no lookup finds it,
+    and the checked path rejects the dtype before anything is stored under it."""
     if not (keepdims is False or keepdims is True) or not (
             axis is None or type(axis) is int or (type(axis) is tuple and all(type(a) is int for a in axis))):
         return None
     kind = type(x)
     if kind is _ndarray:
         mem = x.data
-        key = (x.shape, x.strides, x.dtype, mem.ptr & 15, mem.device_id, axis, keepdims, dtype)
-    elif kind is _torch_tensor and x.is_cuda:
-        key = ("torch", x.shape, x.stride(), x.dtype, x.get_device(), x.data_ptr() & 15, axis, keepdims, dtype)
-    else:
-        return None
-    try:
-        hash(dtype)
-    except TypeError:
-        return None
-    return key
+        return (x.shape, x.strides, x.dtype, mem.ptr & 15, mem.device_id, axis, keepdims, dtype)
+    if kind is _torch_tensor and x.is_cuda:
+        return ("torch", x.shape, x.stride(), x.dtype, x.get_device(), x.data_ptr() & 15, axis, keepdims, dtype)
+    return None
 
 
 def _check_descriptors(op, transform, epilogue) -> None:
@@ -126,7 +121,10 @@ def _run(x, axis, op, transform, keepdims, dtype, out, epilogue, table):
     prepares the next call)."""
     sig = _signature(x, axis, keepdims, dtype) if out is None else None
     if table is not None:
-        call = table.get(sig)
+        try:
+            call = table.get(sig)
+        except TypeError:  # an unhashable dtype
+            call = None
         if call is not None:
             return call(x)
     if isinstance(x, np.generic):
@@ -135,9 +133,8 @@ def _run(x, axis, op, transform, keepdims, dtype, out, epilogue, table):
         backend = "cpu" if isinstance(x, np.ndarray) else "gpu"
         return _reduce(backend, x, x.dtype, axis, op, transform, keepdims, dtype, out,
                        None if out is None else getattr(out, "dtype", None), epilogue, fast_key=sig)[0]
-    if interop.is_torch(x):
-        global _torch_tensor
-        _torch_tensor = interop.tensor_class()
+    if _torch_tensor is None and interop.is_torch(x):  # the first torch tensor: now it has a signature
+        _bind_torch()
         sig = _signature(x, axis, keepdims, dtype) if out is None else None
     adapted = interop.adapt(x, out)
     with adapted.context():
@@ -145,6 +142,11 @@ def _run(x, axis, op, transform, keepdims, dtype, out, epilogue, table):
                                     dtype, adapted.out, adapted.out_dtype, epilogue, adapted.allocate or _cupy_alloc,
                                     sig if adapted.prepare else None, adapted.prepare)
     return adapted.wrap(result, out_dtype)
+
+
+def _bind_torch() -> None:
+    global _torch_tensor
+    _torch_tensor = interop.tensor_class()
 
 
 def _is_cupy(x) -> bool:
