@@ -121,10 +121,19 @@ class ReduceConfig:
     num_tiles: int = 0
     vec_in: bool = False  # outer kernel: 16-byte loads allowed (alignment checked here)
     vec_out: bool = False  # outer kernel: vector stores allowed
+    flat_runs: bool = False  # inner kernel: the runs of an output walked as one sequence of vectors
 
     @property
     def num_seg(self) -> int:
         return math.prod(d.size for d in self.red) if self.kernel == "inner" else 1
+
+    @property
+    def red_calc(self) -> Tuple[Dim, ...]:
+        """The dims of the kernel's reduced-index calculator: the segments, and with flat runs the
+        vectors of a run as one more, innermost dim (flat index = segment x vectors + vector)."""
+        if self.flat_runs:
+            return self.red + (Dim(self.inner.size // self.vec, self.vec),)
+        return self.red
 
     @property
     def partial_count(self) -> int:
@@ -190,17 +199,31 @@ def plan(
         ny = _tile_rows(tuning, vec)
         num_seg = math.prod(d.size for d in segs)
         vectors = _ceil(inner.size, vec)
-        lanes = min(tuning.WARP_SIZE, _pow2_at_least(_ceil(vectors, ny)))
-        row_blocks = _ceil(num_out, block // lanes)
-        if lanes == tuning.WARP_SIZE and row_blocks < target and vectors * num_seg >= block * ny:
-            lanes, row_blocks = block, num_out  # long rows, few of them: a block per output
+
+        def group(walk):  # -> (lanes, row blocks) for an output group walking `walk` vectors per pass
+            lanes = min(tuning.WARP_SIZE, _pow2_at_least(_ceil(walk, ny)))
+            row_blocks = _ceil(num_out, block // lanes)
+            if lanes == tuning.WARP_SIZE and row_blocks < target and vectors * num_seg >= block * ny:
+                lanes, row_blocks = block, num_out  # long rows, few of them: a block per output
+            return lanes, row_blocks
+
+        # Short aligned runs are walked as one flat sequence of vectors (see FLAT_RUN_MAX_STEPS).
+        flat = (vec > 1 and num_seg > 1 and inner.size % vec == 0
+                and (in_misalign + in_offset * itemsize) % tuning.LOAD_BYTES == 0
+                and all(d.in_stride % vec == 0 for d in kept + segs))
+        lanes, row_blocks = group(vectors * num_seg if flat else vectors)
+        if flat and vectors >= tuning.FLAT_RUN_MAX_STEPS * lanes * ny:
+            flat = False
+            lanes, row_blocks = group(vectors)
         step = lanes * ny * vec  # elements one step of the group covers
         split = dict(segs_per_split=1, chunks=1, chunk_len=inner.size)
         num_splits = 1
         steps_per_seg = _ceil(inner.size, step)
+        steps = _ceil(vectors * num_seg, lanes * ny) if flat else steps_per_seg * num_seg
         if (row_blocks < target and row_blocks <= tuning.MAX_GRID_X
-                and steps_per_seg * num_seg >= tuning.INNER_SPLIT_MIN_STEPS):
-            chunk_max = max(1, steps_per_seg // tuning.MIN_SPLIT_STEPS)
+                and steps >= tuning.INNER_SPLIT_MIN_STEPS):
+            # flat runs split by whole runs only
+            chunk_max = 1 if flat else max(1, steps_per_seg // tuning.MIN_SPLIT_STEPS)
 
             def realize(want):  # -> (splits, segments per split, chunks, chunk length)
                 if want <= num_seg or chunk_max == 1:
@@ -222,7 +245,7 @@ def plan(
             reduce_type=reduce_type, kernel="inner", kept=kept, red=segs, inner=inner,
             index_bits=index_bits, vec=vec, ny=ny, lanes=lanes,
             grid=(min(row_blocks, tuning.MAX_GRID_X), num_splits), num_splits=num_splits,
-            **split, **common,
+            flat_runs=flat, **split, **common,
         )
 
     inner, outer = kept[-1], kept[:-1]

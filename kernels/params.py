@@ -32,7 +32,7 @@ def index_calc(dims: Sequence[Dim], index_bits: int) -> List[int]:
 
 def pack(cfg: ReduceConfig) -> List[int]:
     """The struct's fields, pointers zeroed (the launcher fills them per call)."""
-    head = [0] * POINTERS + index_calc(cfg.kept, cfg.index_bits) + index_calc(cfg.red, cfg.index_bits)
+    head = [0] * POINTERS + index_calc(cfg.kept, cfg.index_bits) + index_calc(cfg.red_calc, cfg.index_bits)
     if cfg.kernel == "inner":
         return head + [
             cfg.num_out, cfg.num_seg, cfg.inner.size, cfg.inner.in_stride, cfg.num_red,

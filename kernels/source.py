@@ -23,9 +23,10 @@ def kernel_name(cfg: ReduceConfig, functors: Functors) -> str:
     index_t = "unsigned int" if cfg.index_bits == 32 else "unsigned long long"
     args = [
         dtypes.cuda_type(functors.in_dtype), functors.reduce_struct, functors.transform_struct,
-        functors.epilogue_struct, cfg.vec, cfg.ny, cfg.lanes, cfg.block, len(cfg.kept), len(cfg.red), index_t,
+        functors.epilogue_struct, cfg.vec, cfg.ny, cfg.lanes, cfg.block, len(cfg.kept), len(cfg.red_calc), index_t,
     ]
     if cfg.kernel == "inner":
+        args.append(str(cfg.flat_runs).lower())
         return f"kernels::ReduceInner<{', '.join(map(str, args))}>"
     args += [str(cfg.vec_in).lower(), str(cfg.vec_out).lower()]
     return f"kernels::ReduceOuter<{', '.join(map(str, args))}>"

@@ -77,11 +77,27 @@ class Replay:
         done = head + num_vec * vec
         self._fold_strided(run + done, length - done, 1, lane, lanes, 1)
 
+    def _fold_runs(self, row, begin, end, lane):
+        """FoldRuns: flat vector indices through the calculator with the run's vectors innermost."""
+        cfg = self.cfg
+        runs = _calc(cfg.red_calc)
+        lanes, ny = cfg.lanes, cfg.ny
+        i = begin + lane
+        while i < end:
+            num_y = ny if i + (ny - 1) * lanes < end else _ceil(end - i, lanes)
+            for y in range(num_y):
+                w = row + runs(i + y * lanes)[0]
+                assert self._address(w) % 16 == 0, "misaligned vector load"
+                for j in range(cfg.vec):
+                    self._read(w + j)
+            i += lanes * ny
+
     def inner(self):
         cfg = self.cfg
         kept, red = _calc(cfg.kept), _calc(cfg.red)
         groups = cfg.block // cfg.lanes
         gx, gy = cfg.grid
+        vecs = cfg.inner.size // cfg.vec
         for split in range(gy):
             seg_begin, seg_end, in_begin, in_end = 0, cfg.num_seg, 0, cfg.inner.size
             if cfg.chunks > 1:
@@ -100,14 +116,18 @@ class Replay:
                         if row >= cfg.num_out:
                             continue
                         in_off, out_off = kept(row)
-                        for seg in range(seg_begin, seg_end):
-                            run = in_off + red(seg)[0] + in_begin * cfg.inner.in_stride
+                        if cfg.flat_runs:
                             for lane in range(cfg.lanes):
-                                if cfg.vec > 1:
-                                    self._fold_contiguous(run, max(0, in_end - in_begin), lane, cfg.lanes)
-                                else:
-                                    self._fold_strided(run, max(0, in_end - in_begin), cfg.inner.in_stride, lane,
-                                                       cfg.lanes, cfg.ny)
+                                self._fold_runs(in_off, seg_begin * vecs, seg_end * vecs, lane)
+                        else:
+                            for seg in range(seg_begin, seg_end):
+                                run = in_off + red(seg)[0] + in_begin * cfg.inner.in_stride
+                                for lane in range(cfg.lanes):
+                                    if cfg.vec > 1:
+                                        self._fold_contiguous(run, max(0, in_end - in_begin), lane, cfg.lanes)
+                                    else:
+                                        self._fold_strided(run, max(0, in_end - in_begin), cfg.inner.in_stride, lane,
+                                                           cfg.lanes, cfg.ny)
                         if split == gy - 1:  # one block per output group finishes (last-block-done)
                             self.writes[out_off] += 1
         return self

@@ -20,7 +20,7 @@ nvrtc = pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
 
 #: Shapes and axes that make the planner pick each kernel variant (per itemsize): short rows,
 #: warp rows, block rows with a split, strided rows, segments, narrow and wide columns, strided
-#: columns, several reduced dims, and 64-bit indexing.
+#: columns, several reduced dims, short runs walked flat, and 64-bit indexing.
 VARIANTS = [
     ((4096, 64), None, (1,)),
     ((4096, 4096), None, (1,)),
@@ -31,6 +31,7 @@ VARIANTS = [
     ((4096, 4096), None, (0,)),
     ((300, 301), "T", (1,)),
     ((8, 9, 10, 11), None, (0, 2)),
+    ((8, 64, 56, 64), None, (0, 2, 3)),
     ((1 << 16, 1 << 16), None, (0,)),
     ((1 << 16, 1 << 16), None, (1,)),
 ]

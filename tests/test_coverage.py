@@ -17,7 +17,7 @@ from replay import Replay
 #: Small tuning numbers so that small shapes reach splits, grid-stride loops and tail tiles.
 SMALL = SimpleNamespace(BLOCK_THREADS=64, BLOCKS_PER_SM=8, LOAD_BYTES=16, MAX_TILE_ROWS=4, MAX_TILE_ELEMENTS=32,
                         MIN_SPLIT_STEPS=1, INNER_SPLIT_MIN_STEPS=1, MAX_GRID_X=5, MAX_GRID_Y=65535, WARP_SIZE=32,
-                        MAX_COL_THREADS=64)
+                        MAX_COL_THREADS=64, FLAT_RUN_MAX_STEPS=2)
 
 
 def _offsets(shape, strides):
@@ -86,6 +86,21 @@ def test_coverage_cases(shape, axes, itemsize, layout):
     for sm_count, tuning in ((1, policy), (132, policy), (1, SMALL), (132, SMALL)):
         cfg = check_coverage(view, axes, list(range(len(shape) - len(axes))), sm_count, 3, tuning)
         assert cfg.num_out == math.prod(n for i, n in enumerate(shape) if i not in axes)
+
+
+#: Short aligned runs, walked flat: unsplit, split by runs, grid-stride, two segment dims.
+FLAT_CASES = [((5, 3, 8), (0, 2), 4), ((9, 4, 40), (0, 2), 2), ((64, 2, 32), (0, 2), 1), ((3, 5, 2, 6), (0, 1, 3), 8),
+              ((7, 300, 4), (0, 2), 4), ((40, 2, 3, 16), (0, 2, 3), 4), ((4, 3, 5, 2, 8), (0, 2, 4), 4)]
+
+
+@pytest.mark.parametrize("shape,axes,itemsize", FLAT_CASES)
+def test_flat_runs_coverage(shape, axes, itemsize):
+    view = np.empty(shape, f"u{itemsize}")
+    seen = set()
+    for sm_count, tuning in ((1, policy), (132, policy), (1, SMALL), (132, SMALL)):
+        cfg = check_coverage(view, axes, list(range(len(shape) - len(axes))), sm_count, 0, tuning)
+        seen.add((cfg.flat_runs, cfg.num_splits > 1))
+    assert any(flat for flat, _ in seen), seen
 
 
 @pytest.mark.parametrize("shape,axes,how", [((3, 5000), (1,), "chunks"), ((5000,), (0,), "chunks"),

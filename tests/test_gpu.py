@@ -111,6 +111,29 @@ def test_non_contiguous_inputs(layout, op, rng):
         check(op, run(op, xd, axis), np.array(x, order="C"), axis)
 
 
+#: Short runs that every dtype walks flat (16-byte aligned, whole vectors): batch-norm statistics,
+#: many runs per output, two segment dims, a split by runs.
+FLAT_SHAPES = [((6, 5, 4, 16), (0, 2, 3)), ((33, 3, 48), (0, 2)), ((4, 3, 5, 2, 16), (0, 2, 4)),
+               ((300, 2, 64), (0, 2)), ((64, 8, 32, 32), (0, 2, 3))]
+
+
+@pytest.mark.parametrize("shape,axes", FLAT_SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+@pytest.mark.parametrize("op", list(OPS))
+def test_flat_runs(op, dtype, shape, axes, rng):
+    strides = [int(np.prod(shape[i + 1:])) for i in range(len(shape))]
+    kept = [n for i, n in enumerate(shape) if i not in axes]
+    cfg = config.plan(shape, strides, axes, [int(np.prod(kept[i + 1:])) for i in range(len(kept))],
+                      dtype.itemsize, 8, 132)
+    assert cfg.flat_runs
+    x = data(shape, dtype, op, rng)
+    check(op, run(op, cp.asarray(x), axes), x, axes)
+    # one element off the 16-byte grid: the same reduction run by run
+    moved = cp.empty(x.size + 1, dtype=dtype)[1:].reshape(shape)
+    moved[...] = cp.asarray(x)
+    check(op, run(op, moved, axes), x, axes)
+
+
 def test_non_contiguous_out(rng):
     x = data((40, 50, 30), np.float32, "sum", rng)
     big = poisoned_like((60, 50), np.float32)
@@ -130,7 +153,8 @@ def test_grid_limit_shapes(shape, dtype, op, rng):
 
 
 @pytest.mark.parametrize("shape,axis", [((1 << 24,), None), ((1 << 22, 16), 0), ((16, 1 << 20), 1),
-                                        ((64, 56, 56 * 8), (0, 2)), ((1 << 16, 4096), 0)])
+                                        ((64, 56, 56 * 8), (0, 2)), ((1 << 16, 4096), 0),
+                                        ((32, 64, 28, 28), (0, 2, 3))])
 def test_repeat_runs_bit_identical(shape, axis, rng):
     xd = cp.asarray(data(shape, np.float32, "sum", rng))
     first = cp.asnumpy(ops.reduce_sum(xd, axis=axis))

@@ -85,6 +85,28 @@ def test_split_only_when_outputs_cannot_fill_the_gpu():
     assert plan((1024, 1024), (1,)).num_splits == 1 and plan((64, 1 << 16), (1,)).num_splits > 1
 
 
+def test_short_aligned_runs_are_walked_flat():
+    nchw = (128, 64, 56, 56)
+    for itemsize in (1, 2, 4, 8):
+        cfg = plan(nchw, (0, 2, 3), itemsize=itemsize)
+        vec = 16 // itemsize
+        assert cfg.flat_runs and cfg.red_calc[-1] == Dim(3136 // vec, vec) and cfg.chunks == 1
+        assert cfg.red_calc[:-1] == cfg.red and cfg.num_seg == 128
+    assert plan((4096, 8, 64), (0, 2)).lanes == 256  # run by run it was 4 lanes, 7 of 8 groups idle
+    # not flat: one run per output, a misaligned start, runs of partial vectors, long runs
+    assert not plan((1 << 20, 64), (1,)).flat_runs
+    assert not plan(nchw, (0, 2, 3), in_misalign=4).flat_runs
+    assert not plan((64, 8, 3138), (0, 2)).flat_runs
+    assert not plan((4, 3, 3136), (0, 2), strides=[9412, 3137, 1]).flat_runs  # the kept stride misaligns
+    long_runs = 1024 * policy.FLAT_RUN_MAX_STEPS * 4  # floats: that many steps of 256 lanes x 4 vectors
+    assert plan((8, 64, long_runs - 4), (0, 2)).flat_runs and not plan((8, 64, long_runs), (0, 2)).flat_runs
+    # the kernel's reduced calculator gets the run's vectors as its innermost dim
+    cfg = plan(nchw, (0, 2, 3))
+    red_at = params.POINTERS + len(params.index_calc(cfg.kept, 32))
+    assert params.pack(cfg)[red_at:red_at + len(params.index_calc(cfg.red_calc, 32))] == \
+        params.index_calc([Dim(128, 200704), Dim(784, 4)], 32)
+
+
 @pytest.mark.parametrize("shape", [(524281, 2), (270336, 2), (442368, 1), (540672, 1), (1 << 31, 2)])
 def test_grid_within_limits_for_the_row_dropping_shapes(shape):
     cfg = plan(shape, (0,), itemsize=2)

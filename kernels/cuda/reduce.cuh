@@ -7,7 +7,7 @@
 //   ReduceInner  the innermost dim is reduced (`last`, `full`, and `any` reductions ending in a
 //                reduced dim): LANES threads share one output and walk its contiguous runs with
 //                16-byte loads; the other reduced dims are runs ("segments") found by an index
-//                calculator.
+//                calculator. Short aligned runs are walked as one flat sequence of vectors.
 //   ReduceOuter  the innermost dim is kept (`higher`, and `any` reductions ending in a kept dim):
 //                BX threads side by side take VEC adjacent outputs each (one 16-byte load per row),
 //                BLOCK / BX rows of threads split the reduced rows and meet in shared memory.
@@ -27,7 +27,7 @@ struct InnerParams {
   void* partials;                  // [num_splits][num_out] accumulators, when split
   unsigned* semaphores;            // one zeroed counter per blockIdx.x, when split
   kps::IndexCalc<KND, IndexT> kept;  // output index -> input and output offsets
-  kps::IndexCalc<RND, IndexT> red;   // segment index -> input offset
+  kps::IndexCalc<RND, IndexT> red;   // segment index (FlatRuns: flat vector index) -> input offset
   long long num_out;               // outputs
   long long num_seg;               // segments (runs of the innermost reduced dim) per output
   long long inner_len;             // elements per segment
@@ -118,8 +118,35 @@ __device__ __forceinline__ void FoldContiguous(typename R::acc_t (&acc)[1], cons
   FoldStrided<R, Tr, Tin, 1, LANES, IndexT>(acc, src + done, len - done, 1, lane);
 }
 
+// Fold the flat vector indices [begin, end) of `runs` (segment x vectors per run + vector): short
+// runs laid end to end, so every lane keeps NY loads in flight across run boundaries. The host
+// guarantees every run starts 16-byte aligned and holds whole vectors.
+template <class R, class Tr, typename Tin, int VEC, int NY, int LANES, class Calc, typename IndexT>
+__device__ __forceinline__ void FoldRuns(typename R::acc_t (&acc)[1], const Tin* src, const Calc& runs,
+                                         IndexT begin, IndexT end, int lane) {
+  using Acc = typename R::acc_t;
+  constexpr IndexT kStep = static_cast<IndexT>(LANES) * NY;
+  Acc cols[VEC];
+  kps::Init(cols, R::Identity());
+  Tin raw[VEC * NY];
+  Acc tile[VEC * NY];
+  IndexT i = begin + lane;
+  for (; i + (NY - 1) * LANES < end; i += kStep) {
+    kps::ReadDataReduce<Tin, VEC, NY, false, true>(raw, src, runs, i, static_cast<IndexT>(LANES), 1, VEC, NY);
+    kps::ElementwiseUnary<Acc, Tin, VEC, NY, Tr, false>(tile, raw, VEC, NY, R::Identity());
+    kps::Reduce<R, VEC, NY>(cols, tile);
+  }
+  if (i < end) {
+    const int num_y = static_cast<int>((end - i + LANES - 1) / LANES);
+    kps::ReadDataReduce<Tin, VEC, NY, true, true>(raw, src, runs, i, static_cast<IndexT>(LANES), 1, VEC, num_y);
+    kps::ElementwiseUnary<Acc, Tin, VEC, NY, Tr, true>(tile, raw, VEC, num_y, R::Identity());
+    kps::Reduce<R, VEC, NY>(cols, tile);
+  }
+  kps::Reduce<R, 1, VEC>(acc, cols);
+}
+
 template <typename Tin, class R, class Tr, class Ep, int VEC, int NY, int LANES, int BLOCK, int KND,
-          int RND, typename IndexT>
+          int RND, typename IndexT, bool FlatRuns>
 __global__ void __launch_bounds__(BLOCK) ReduceInner(const InnerParams<KND, RND, IndexT> p) {
   using Acc = typename R::acc_t;
   using Tout = typename Ep::out_t;
@@ -152,12 +179,17 @@ __global__ void __launch_bounds__(BLOCK) ReduceInner(const InnerParams<KND, RND,
     Acc acc[1] = {R::Identity()};
     if (active) {
       const long long in_off = p.kept.Offset(row);
-      for (IndexT seg = seg_begin; seg < seg_end; ++seg) {
-        const Tin* run = x + in_off + p.red.Offset(seg) + in_begin * p.inner_stride;
-        if constexpr (VEC > 1) {
-          FoldContiguous<R, Tr, Tin, VEC, NY, LANES, IndexT>(acc, run, in_end - in_begin, lane);
-        } else {
-          FoldStrided<R, Tr, Tin, NY, LANES, IndexT>(acc, run, in_end - in_begin, p.inner_stride, lane);
+      if constexpr (FlatRuns) {  // red holds the vectors of a run as its innermost dim
+        const IndexT vecs = static_cast<IndexT>(p.inner_len / VEC);
+        FoldRuns<R, Tr, Tin, VEC, NY, LANES>(acc, x + in_off, p.red, seg_begin * vecs, seg_end * vecs, lane);
+      } else {
+        for (IndexT seg = seg_begin; seg < seg_end; ++seg) {
+          const Tin* run = x + in_off + p.red.Offset(seg) + in_begin * p.inner_stride;
+          if constexpr (VEC > 1) {
+            FoldContiguous<R, Tr, Tin, VEC, NY, LANES, IndexT>(acc, run, in_end - in_begin, lane);
+          } else {
+            FoldStrided<R, Tr, Tin, NY, LANES, IndexT>(acc, run, in_end - in_begin, p.inner_stride, lane);
+          }
         }
       }
     }
