@@ -13,7 +13,7 @@ Steps, as in Paddle's ReduceConfig:
    ReduceOuter (see kernels/cuda/reduce.cuh). The reduce type (`full`, `last`, `higher`, `any`)
    names the case for people and tests.
 5. Launch shape from the SM count (kernels/policy.py), split across blocks only when the outputs
-   alone cannot fill the GPU.
+   alone cannot keep the GPU's memory busy.
 """
 from __future__ import annotations
 
@@ -189,7 +189,8 @@ def plan(
 
     extent = abs(in_offset) + sum((d.size - 1) * abs(d.in_stride) for d in kept + red)
     out_extent = sum((d.size - 1) * abs(d.out_stride) for d in kept)
-    target = sm_count * (blocks_per_sm or tuning.BLOCKS_PER_SM)
+    target = sm_count * (blocks_per_sm or tuning.BLOCKS_PER_SM)  # resident blocks: one full wave
+    split_target = sm_count * min(tuning.SPLIT_BLOCKS_PER_SM, blocks_per_sm or tuning.BLOCKS_PER_SM)
     block = tuning.BLOCK_THREADS
     common = dict(in_offset=in_offset, num_out=num_out, num_red=num_red, block=block)
 
@@ -220,7 +221,7 @@ def plan(
         num_splits = 1
         steps_per_seg = _ceil(inner.size, step)
         steps = _ceil(vectors * num_seg, lanes * ny) if flat else steps_per_seg * num_seg
-        if (row_blocks < target and row_blocks <= tuning.MAX_GRID_X
+        if (row_blocks < split_target and row_blocks <= tuning.MAX_GRID_X
                 and steps >= tuning.INNER_SPLIT_MIN_STEPS):
             # flat runs split by whole runs only
             chunk_max = 1 if flat else max(1, steps_per_seg // tuning.MIN_SPLIT_STEPS)
@@ -234,7 +235,7 @@ def plan(
                 return num_seg * chunks, 1, chunks, chunk_len
 
             max_splits = min(num_seg * chunk_max, tuning.MAX_GRID_Y)
-            num_splits = _choose_splits(row_blocks, target, max_splits, lambda w: realize(w)[0])
+            num_splits = _choose_splits(row_blocks, split_target, max_splits, lambda w: realize(w)[0])
             _, per, chunks, chunk_len = realize(num_splits)
             split.update(segs_per_split=per, chunks=chunks, chunk_len=chunk_len)
             if num_splits == 1:
@@ -268,13 +269,13 @@ def plan(
     num_tiles = math.prod(d.size for d in outer) * col_tiles
     step = by * ny
     rows_per_split, num_splits = num_red, 1
-    if num_tiles < target and num_tiles <= tuning.MAX_GRID_X:
+    if num_tiles < split_target and num_tiles <= tuning.MAX_GRID_X:
         max_splits = min(max(1, num_red // (tuning.MIN_SPLIT_STEPS * step)), tuning.MAX_GRID_Y)
 
         def rows_for(want):
             return _ceil(_ceil(num_red, want), step) * step
 
-        num_splits = _choose_splits(num_tiles, target, max_splits, lambda w: _ceil(num_red, rows_for(w)))
+        num_splits = _choose_splits(num_tiles, split_target, max_splits, lambda w: _ceil(num_red, rows_for(w)))
         rows_per_split = rows_for(num_splits)
         num_splits = _ceil(num_red, rows_per_split)
         if num_splits == 1:

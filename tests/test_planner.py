@@ -83,6 +83,11 @@ def test_split_only_when_outputs_cannot_fill_the_gpu():
     assert plan((1 << 16, 4096), (0,)).num_splits > 1  # 32 column tiles only
     # rows of two tile steps: a split's fixed cost is more than the round trip it saves
     assert plan((1024, 1024), (1,)).num_splits == 1 and plan((64, 1 << 16), (1,)).num_splits > 1
+    # splits stop near SPLIT_BLOCKS_PER_SM blocks per SM: that many keep the memory busy
+    assert plan((256, 1024, 256), (1,)).num_splits == 1  # 512 column tiles
+    for shape, axes in (((1 << 24, 16), (0,)), ((1 << 28,), (0,)), ((128, 64, 56, 56), (0, 2, 3))):
+        cfg = plan(shape, axes)
+        assert 132 * policy.SPLIT_BLOCKS_PER_SM * 0.9 <= cfg.grid[0] * cfg.num_splits <= 132 * policy.SPLIT_BLOCKS_PER_SM
 
 
 def test_short_aligned_runs_are_walked_flat():
