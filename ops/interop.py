@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
@@ -193,16 +194,19 @@ class TorchCall:
     """A prepared call for one CUDA-tensor signature: allocate with torch, launch on torch's
     current stream. No CuPy objects per call."""
 
-    __slots__ = ("shape", "dtype", "launch", "fill", "device_id", "device", "stream_of", "empty", "current_device")
+    __slots__ = ("shape", "strides", "dtype", "launch", "fill", "device_id", "device", "stream_of", "empty",
+                 "current_device")
 
     def __init__(self, shape, dtype, launch, fill, device_id):
         import torch
 
         self.shape, self.dtype, self.launch, self.device_id = shape, _torch_dtype(dtype), launch, device_id
+        self.strides = tuple(math.prod(shape[i + 1:]) for i in range(len(shape)))
         self.fill = None if fill is None else np.asarray(fill).view(dtype).item()
         self.device = torch.device("cuda", device_id)
         self.stream_of = _raw_stream_getter()
-        self.empty = torch.empty
+        # empty_strided skips empty's memory-format handling: 3.7 vs 5.4 us a call on the H100 host
+        self.empty = torch.empty_strided
         from cupy.cuda import runtime
 
         self.current_device = runtime.getDevice
@@ -213,7 +217,7 @@ class TorchCall:
 
             with torch.cuda.device(self.device_id):
                 return self(x)
-        y = self.empty(self.shape, dtype=self.dtype, device=self.device)
+        y = self.empty(self.shape, self.strides, dtype=self.dtype, device=self.device)
         if self.launch is not None:
             self.launch(x.data_ptr(), y.data_ptr(), self.stream_of(self.device_id), self.device_id)
         elif self.fill is not None:
