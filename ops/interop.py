@@ -219,7 +219,7 @@ class TorchCall:
                 return self(x)
         y = self.empty(self.shape, self.strides, dtype=self.dtype, device=self.device)
         if self.launch is not None:
-            self.launch(x.data_ptr(), y.data_ptr(), self.stream_of(self.device_id), self.device_id)
+            self.launch.run(x.data_ptr(), y.data_ptr(), self.stream_of(self.device_id), self.device_id)
         elif self.fill is not None:
             y.fill_(self.fill)
         return y
