@@ -122,6 +122,7 @@ class ReduceConfig:
     vec_in: bool = False  # outer kernel: 16-byte loads allowed (alignment checked here)
     vec_out: bool = False  # outer kernel: vector stores allowed
     flat_runs: bool = False  # inner kernel: the runs of an output walked as one sequence of vectors
+    words: bool = False  # a 1-byte input read as uint32 words (every size, stride and offset in words)
 
     @property
     def num_seg(self) -> int:
@@ -153,6 +154,7 @@ def plan(
     out_align: int = 256,
     tuning=policy,
     blocks_per_sm: int = 0,
+    pack_words: bool = False,
 ) -> ReduceConfig:
     """Plan a reduction of a non-empty input with at least one output.
 
@@ -160,7 +162,9 @@ def plan(
     order. in_misalign is the input address mod 16; out_align the largest power of two (<= 256)
     dividing the output address. `tuning` holds the constants of kernels/policy.py (tests pass
     smaller ones to reach splits and tails with small shapes). `blocks_per_sm` is the compiled
-    kernel's measured occupancy, when known (0: the policy's estimate).
+    kernel's measured occupancy, when known (0: the policy's estimate). `pack_words`: the reduction
+    of a 1-byte input may read it as uint32 words of four bytes (kps.packs_words says when);
+    the plan says whether it does (`words`), in word units throughout.
     """
     axes = set(axes)
     kept, red = [], []
@@ -182,6 +186,11 @@ def plan(
     num_red = math.prod(d.size for d in red)
     kept = merge(sorted(kept, key=_stride_key))
     red = merge(sorted(red, key=_stride_key)) or (Dim(1, 1),)
+    words = pack_words and itemsize == 1 and _packs_words(kept, red, in_offset, in_misalign)
+    if words:  # a lane element is 4 bytes of the innermost reduced run: 4x fewer, 4x wider
+        kept = tuple(Dim(d.size, d.in_stride // 4, d.out_stride) for d in kept)
+        red = tuple(Dim(d.size, d.in_stride // 4) for d in red[:-1]) + (Dim(red[-1].size // 4, 1),)
+        in_offset, num_red, itemsize = in_offset // 4, num_red // 4, 4
 
     red_inner = red[-1].in_stride or math.inf
     kept_inner = (abs(kept[-1].in_stride) or math.inf) if kept else math.inf
@@ -246,7 +255,7 @@ def plan(
             reduce_type=reduce_type, kernel="inner", kept=kept, red=segs, inner=inner,
             index_bits=index_bits, vec=vec, ny=ny, lanes=lanes,
             grid=(min(row_blocks, tuning.MAX_GRID_X), num_splits), num_splits=num_splits,
-            flat_runs=flat, **split, **common,
+            flat_runs=flat, words=words, **split, **common,
         )
 
     inner, outer = kept[-1], kept[:-1]
@@ -289,6 +298,12 @@ def plan(
         rows_per_split=rows_per_split, col_tiles=col_tiles, num_tiles=num_tiles,
         vec_in=vec_in, vec_out=vec_out, **common,
     )
+
+
+def _packs_words(kept, red, in_offset: int, in_misalign: int) -> bool:
+    """Whether a 1-byte input reads as aligned uint32 words, each inside the innermost reduced run."""
+    return (red[-1].in_stride == 1 and red[-1].size % 4 == 0 and in_offset % 4 == 0 and in_misalign % 4 == 0
+            and all(d.in_stride % 4 == 0 for d in kept + red[:-1]))
 
 
 def _choose_splits(units: int, slots: int, max_splits: int, realize) -> int:

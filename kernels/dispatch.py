@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import kps
 from kps.functors import Functors
 
 from . import config, launcher
@@ -24,6 +25,7 @@ def launch_for(x, y, axes: Sequence[int], keepdims: bool, functors: Functors) ->
         return config.plan(
             x.shape, strides, axes, out_strides, itemsize, out_itemsize, launcher.sm_count(device_id),
             in_misalign=x_misalign, out_align=out_align, blocks_per_sm=blocks_per_sm,
+            pack_words=kps.packs_words(functors),
         )
 
     return launcher.get_launch(key, make_cfg, functors, device_id)

@@ -10,6 +10,7 @@ import ctypes
 import threading
 from typing import Callable, Dict, Tuple
 
+import kps
 from kps import compiler
 from kps.functors import Functors
 
@@ -91,6 +92,8 @@ class Launch:
 
         _launch_kernel = driver.launchKernel
         self.cfg = cfg
+        if cfg.words:  # the plan reads 4 input bytes per element
+            functors = kps.word_functors(functors)
         self.name = source.kernel_name(cfg, functors)
         self.function = compiler.load(source.program(functors), [self.name], device_id,
                                       [source.INCLUDE_DIR])[self.name]

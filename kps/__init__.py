@@ -21,11 +21,13 @@ from .functors import (
     Functors,
     ReduceOp,
     TransformOp,
+    packs_words,
     resolve,
+    word_functors,
 )
 
 __all__ = [
     "ABS", "ADD", "EPILOGUES", "IDENTITY", "LOGICAL_AND", "LOGICAL_OR", "MAX", "MEAN", "MIN", "MUL",
     "NONE", "REDUCE_OPS", "SQUARE", "TRANSFORMS", "SUPPORTED", "CompileError", "Epilogue", "Functors",
-    "ReduceOp", "TransformOp", "check_dtype", "compile_program", "resolve",
+    "ReduceOp", "TransformOp", "check_dtype", "compile_program", "packs_words", "resolve", "word_functors",
 ]

@@ -149,6 +149,14 @@ ABS = TransformOp("abs", "(x < 0 ? -x : x)", np.abs)
 NONE = Epilogue("none", "a", lambda a, n: a)
 MEAN = Epilogue("mean", "a / static_cast<acc_t>(n)", lambda a, n: np.true_divide(a, n), _accumulate_mean)
 
+# Logical reductions of 1-byte inputs read four bytes at once (kernels/config.py, `pack_words`):
+# a word holds a true byte when it is nonzero, and nothing but true bytes when no byte is zero.
+# The latter is the classic has-a-zero-byte test, nonzero exactly when some byte is zero (a borrow
+# starts only at a zero byte, so a word without one borrows nowhere).
+ANY_BYTE = TransformOp("any_byte", "x != 0u", lambda w: w != 0)
+ALL_BYTES = TransformOp("all_bytes", "((x - 0x01010101u) & ~x & 0x80808080u) == 0u",
+                        lambda w: ((w - np.uint32(0x01010101)) & ~w & np.uint32(0x80808080)) == 0)
+
 REDUCE_OPS = (ADD, MUL, MAX, MIN, LOGICAL_AND, LOGICAL_OR)
 TRANSFORMS = (IDENTITY, SQUARE, ABS)
 EPILOGUES = (NONE, MEAN)
@@ -201,6 +209,20 @@ class Functors:
             f"  __device__ static out_t Apply(acc_t a, long long n) {{ return kps::Cast<out_t>({self.epilogue.cuda}); }}\n"
             f"}};\n"
         )
+
+
+_BYTES_IN_A_WORD = {LOGICAL_OR: ANY_BYTE, LOGICAL_AND: ALL_BYTES}
+
+
+def packs_words(f: Functors) -> bool:
+    """Whether the reduction may read its input four bytes at a time: `any` or `all` of the bytes
+    of a 1-byte input themselves (no transform, and no epilogue that counts elements)."""
+    return f.in_dtype.itemsize == 1 and f.op in _BYTES_IN_A_WORD and f.transform is IDENTITY and f.epilogue is NONE
+
+
+def word_functors(f: Functors) -> Functors:
+    """The same reduction over uint32 words of four input bytes (see `packs_words`)."""
+    return Functors(f.op, _BYTES_IN_A_WORD[f.op], f.epilogue, np.dtype(np.uint32), f.acc_dtype, f.out_dtype)
 
 
 def resolve(op: ReduceOp, transform: TransformOp, epilogue: Epilogue, in_dtype, requested=None,

@@ -76,6 +76,26 @@ def test_user_functors_extend_without_kernel_changes():
                                rtol=1e-6)
 
 
+def test_word_transforms_match_their_bytes():
+    """ANY_BYTE / ALL_BYTES (any and all of 1-byte inputs read as uint32 words) against the bytes,
+    on random words and on words made of the bytes most likely to break the bit trick."""
+    rng = np.random.default_rng(7)
+    edges = rng.choice(np.array([0, 1, 2, 0x7F, 0x80, 0xFE, 0xFF], dtype=np.uint8), size=(200_000, 4))
+    for words in (rng.integers(0, 2**32, size=200_000, dtype=np.uint64).astype(np.uint32),
+                  edges.view(np.uint32).ravel()):
+        as_bytes = words.view(np.uint8).reshape(-1, 4) != 0
+        np.testing.assert_array_equal(kps.functors.ANY_BYTE.numpy(words), as_bytes.any(axis=1))
+        np.testing.assert_array_equal(kps.functors.ALL_BYTES.numpy(words), as_bytes.all(axis=1))
+    for dt in ("bool", "int8", "uint8"):
+        for op in (kps.LOGICAL_OR, kps.LOGICAL_AND):
+            f = kps.resolve(op, kps.IDENTITY, kps.NONE, dt, out_dtype=np.int32)
+            w = kps.word_functors(f)
+            assert kps.packs_words(f) and w.in_dtype == np.uint32 and (w.acc_dtype, w.out_dtype) == (f.acc_dtype, f.out_dtype)
+    assert not kps.packs_words(kps.resolve(kps.LOGICAL_OR, kps.ABS, kps.NONE, "int8"))
+    assert not kps.packs_words(kps.resolve(kps.LOGICAL_OR, kps.IDENTITY, kps.NONE, "int16"))
+    assert not kps.packs_words(kps.resolve(kps.MAX, kps.IDENTITY, kps.NONE, "uint8"))
+
+
 @given(x=hnp.arrays(st.sampled_from(["float32", "int16", "bool", "float16"]),
                     hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=6),
                     elements={"allow_nan": False, "allow_infinity": False}),

@@ -40,26 +40,33 @@ SPECS = [(op, kps.NONE) for op in kps.REDUCE_OPS] + [(kps.ADD, kps.MEAN)]
 
 
 def _names(functors: kps.Functors):
+    """{functors the kernels are instantiated with: kernel names}: a 1-byte `any` or `all` also
+    reads words (kps.word_functors) wherever the planner packs them."""
     itemsize = functors.in_dtype.itemsize
-    names = []
+    names = {}
     for shape, layout, axes in VARIANTS:
         strides = [int(np.prod(shape[i + 1:])) for i in range(len(shape))]
         if layout == "T":
             shape, strides = shape[::-1], strides[::-1]
         kept = [n for i, n in enumerate(shape) if i not in axes]
         out_strides = [int(np.prod(kept[i + 1:])) for i in range(len(kept))]
-        cfg = config.plan(shape, strides, axes, out_strides, itemsize, functors.out_dtype.itemsize, 132)
-        names.append(source.kernel_name(cfg, functors))
-    return sorted(set(names))
+        for pack in {False, kps.packs_words(functors)}:
+            cfg = config.plan(shape, strides, axes, out_strides, itemsize, functors.out_dtype.itemsize, 132,
+                              pack_words=pack)
+            f = kps.word_functors(functors) if cfg.words else functors
+            names.setdefault(f, set()).add(source.kernel_name(cfg, f))
+    return names
 
 
 def _compile(args):
     op_i, tr_i, dt_name = args
     op, ep = SPECS[op_i]
     f = kps.resolve(op, kps.TRANSFORMS[tr_i], ep, np.dtype(dt_name))
-    names = _names(f)
-    kps.compile_program(source.program(f), names, "sm_90", [source.INCLUDE_DIR])
-    return len(names)
+    count = 0
+    for functors, names in _names(f).items():
+        kps.compile_program(source.program(functors), sorted(names), "sm_90", [source.INCLUDE_DIR])
+        count += len(names)
+    return count
 
 
 def test_every_specialisation_compiles_for_sm_90():

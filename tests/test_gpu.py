@@ -134,6 +134,27 @@ def test_flat_runs(op, dtype, shape, axes, rng):
     check(op, run(op, moved, axes), x, axes)
 
 
+@pytest.mark.parametrize("dtype", [np.dtype(np.bool_), np.dtype(np.int8), np.dtype(np.uint8)], ids=str)
+@pytest.mark.parametrize("op", ["any", "all"])
+def test_one_byte_any_all_read_as_words(op, dtype, rng):
+    shape = (37, 6, 64)
+    strides = [int(np.prod(shape[i + 1:])) for i in range(len(shape))]
+    assert config.plan(shape, strides, (2,), [6, 1], 1, 1, 132, pack_words=True).words
+    for axis in [None, 2, (1, 2), (0, 2), 0]:  # axis 0 keeps the innermost dim: read byte by byte
+        x = data(shape, dtype, op, rng)
+        check(op, run(op, cp.asarray(x), axis), x, axis)
+    # one byte off the word grid: byte by byte
+    x = data(shape, dtype, op, rng)
+    moved = cp.empty(x.size + 1, dtype=dtype)[1:].reshape(shape)
+    moved[...] = cp.asarray(x)
+    check(op, run(op, moved, 2), x, 2)
+    # bytes other than 0 and 1 (a bool array over raw bytes): every nonzero byte is true, as in NumPy
+    raw = rng.choice(np.array([0, 1, 2, 0x80, 0xFF], dtype=np.uint8), size=shape, p=[0.02, 0.2, 0.3, 0.3, 0.18])
+    x = raw.view(dtype)
+    for axis in [None, 2, (0, 2)]:
+        check(op, run(op, cp.asarray(raw).view(dtype), axis), x, axis)
+
+
 def test_non_contiguous_out(rng):
     x = data((40, 50, 30), np.float32, "sum", rng)
     big = poisoned_like((60, 50), np.float32)

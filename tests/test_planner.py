@@ -1,6 +1,8 @@
 """The planner's rules, on the CPU: axes, merging, reduce types, launch limits, index width."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
@@ -110,6 +112,37 @@ def test_short_aligned_runs_are_walked_flat():
     red_at = params.POINTERS + len(params.index_calc(cfg.kept, 32))
     assert params.pack(cfg)[red_at:red_at + len(params.index_calc(cfg.red_calc, 32))] == \
         params.index_calc([Dim(128, 200704), Dim(784, 4)], 32)
+
+
+@pytest.mark.parametrize("shape,axes,strides,as_words,word_strides", [
+    ((4096, 65536), (1,), None, (4096, 16384), None), ((1 << 28,), (0,), None, (1 << 26,), None),
+    ((128, 64, 56, 56), (0, 2, 3), None, (128, 64, 56, 14), None), ((1024, 3), (0, 1), None, (768,), None),
+    ((64, 100, 8), (0, 2), None, (64, 100, 2), None), ((16, 32), (1,), [-32, 1], (16, 8), [-8, 1]),
+])
+def test_one_byte_logical_reductions_read_words(shape, axes, strides, as_words, word_strides):
+    """A words plan is exactly the plan of the input seen as uint32: sizes, strides and offsets / 4."""
+    strides = c_strides(shape) if strides is None else strides
+    kept = [n for i, n in enumerate(shape) if i not in axes]
+    cfg = config.plan(shape, strides, axes, c_strides(kept), 1, 1, 132, pack_words=True)
+    word_axes = tuple(range(len(as_words))) if len(as_words) < len(shape) else axes
+    expect = config.plan(as_words, word_strides or c_strides(as_words), word_axes, c_strides(kept), 4, 1, 132)
+    assert cfg.words and cfg == dataclasses.replace(expect, words=True)
+
+
+@pytest.mark.parametrize("shape,axes,strides,misalign", [
+    ((4096, 66), (1,), None, 0),  # runs of 66 bytes: words would cross rows
+    ((4096, 64), (1,), None, 2),  # base off the 4-byte grid
+    ((64, 66, 8), (0, 2), [66 * 8, 8, 1], 0),  # runs of 8, but 66 * 8 % 4 == 0 and 8 % 4 == 0: packs
+    ((64, 3, 8), (0, 2), [27, 9, 1], 0),  # strides of 9 bytes
+    ((4096, 64), (0,), None, 0),  # the kept dim is innermost: a word spans 4 outputs
+    ((16, 32), (1,), [32, -1], 0),  # reversed bytes
+])
+def test_words_only_where_they_stay_inside_a_run(shape, axes, strides, misalign):
+    strides = c_strides(shape) if strides is None else strides
+    kept = [n for i, n in enumerate(shape) if i not in axes]
+    cfg = config.plan(shape, strides, axes, c_strides(kept), 1, 1, 132, in_misalign=misalign, pack_words=True)
+    assert cfg.words == (shape == (64, 66, 8))
+    assert not config.plan(shape, strides, axes, c_strides(kept), 2, 2, 132, pack_words=True).words
 
 
 @pytest.mark.parametrize("shape", [(524281, 2), (270336, 2), (442368, 1), (540672, 1), (1 << 31, 2)])
