@@ -259,7 +259,7 @@ def plan(
         )
 
     inner, outer = kept[-1], kept[:-1]
-    vec = min(tuning.LOAD_BYTES // itemsize, _pow2_at_most(inner.size))
+    vec = min(tuning.LOAD_BYTES // itemsize, tuning.MAX_COL_VEC, _pow2_at_most(inner.size))
     ny = _tile_rows(tuning, vec)
     in_base = in_misalign + in_offset * itemsize
     vec_in = (
