@@ -213,8 +213,11 @@ def plan(
         def group(walk):  # -> (lanes, row blocks) for an output group walking `walk` vectors per pass
             lanes = min(tuning.WARP_SIZE, _pow2_at_least(_ceil(walk, ny)))
             row_blocks = _ceil(num_out, block // lanes)
-            if lanes == tuning.WARP_SIZE and row_blocks < target and vectors * num_seg >= block * ny:
-                lanes, row_blocks = block, num_out  # long rows, few of them: a block per output
+            # A block per output when an output fills a step of the whole block, and either its
+            # run does or warps per output would leave the GPU short of blocks (policy.py).
+            if (lanes == tuning.WARP_SIZE and vectors * num_seg >= block * ny
+                    and (vectors >= block * ny or row_blocks < target)):
+                lanes, row_blocks = block, num_out
             return lanes, row_blocks
 
         # Short aligned runs are walked as one flat sequence of vectors (see FLAT_RUN_MAX_STEPS).

@@ -105,7 +105,7 @@ class Launch:
         self._args_ptr = ctypes.addressof(self._args)
         self._call_lock = threading.Lock()
         self._x_offset = cfg.in_offset * functors.in_dtype.itemsize  # flipped reduced dims
-        if cfg.grid[0] * 4 > _COUNTER_BYTES:
+        if cfg.num_splits > 1 and cfg.grid[0] * 4 > _COUNTER_BYTES:
             raise ValueError(f"a split launch of {cfg.grid[0]} block columns needs more counters than reserved")
         partial_bytes = cfg.partial_count * functors.acc_dtype.itemsize
         self._workspace_bytes = _COUNTER_BYTES + partial_bytes if partial_bytes else 0

@@ -165,6 +165,15 @@ def test_non_contiguous_out(rng):
     assert (rest.view(np.uint8) == 0x7F).all(), "wrote outside out"
 
 
+def test_unsplit_grid_over_65536_blocks(rng):
+    """More blocks than the split counters cover, in a launch that does not split."""
+    shape = (17_000_000, 4)
+    cfg = config.plan(shape, [4, 1], (1,), [1], 4, 4, 132)
+    assert cfg.num_splits == 1 and cfg.grid[0] > 65536
+    x = data(shape, np.float32, "sum", rng)
+    check("sum", run("sum", cp.asarray(x), 1), x, 1)
+
+
 @pytest.mark.parametrize("shape,dtype", [((524281, 2), np.float32), ((270336, 2), np.float32),
                                          ((442368, 1), np.float16), ((540672, 1), np.float16)])
 @pytest.mark.parametrize("op", ["sum", "mean", "max"])
