@@ -200,8 +200,13 @@ __global__ void __launch_bounds__(BLOCK) ReduceInner(const InnerParams<KND, RND,
       if (!kps::IsLastBlock(p.semaphores + blockIdx.x, static_cast<unsigned>(p.num_splits))) continue;
       acc[0] = R::Identity();
       if (active) {
-        for (IndexT s = lane; s < p.num_splits; s += LANES) {
-          acc[0] = R::Combine(acc[0], kps::LoadGlobalCG(partials + s * p.num_out + row));
+        for (IndexT s = lane; s < p.num_splits; s += static_cast<IndexT>(LANES) * NY) {
+          const IndexT left = static_cast<IndexT>(p.num_splits) - s;
+          const int num_y = static_cast<int>(min(static_cast<IndexT>(NY), (left + LANES - 1) / LANES));
+          Acc part[NY];
+          kps::ReadPartials<Acc, 1, NY>(part, partials + s * p.num_out + row, LANES * p.num_out, 1, num_y,
+                                        R::Identity());
+          kps::Reduce<R, 1, NY>(acc, part);
         }
       }
       acc[0] = kps::BlockReduce<R, LANES, BLOCK>(acc[0], smem);
@@ -288,11 +293,13 @@ __global__ void __launch_bounds__(BLOCK) ReduceOuter(const OuterParams<KND, RND,
       }
       if (!kps::IsLastBlock(p.semaphores + blockIdx.x, static_cast<unsigned>(p.num_splits))) continue;
       kps::Init(acc, R::Identity());
-      for (IndexT s = ty; s < p.num_splits && ncols > 0; s += kBY) {
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) {
-          if (j < ncols) acc[j] = R::Combine(acc[j], kps::LoadGlobalCG(partials + s * p.num_out + first + j));
-        }
+      for (IndexT s = ty; s < p.num_splits && ncols > 0; s += kStep) {
+        const IndexT left = static_cast<IndexT>(p.num_splits) - s;
+        const int num_y = static_cast<int>(min(static_cast<IndexT>(NY), (left + kBY - 1) / kBY));
+        Acc part[VEC * NY];
+        kps::ReadPartials<Acc, VEC, NY>(part, partials + s * p.num_out + first, kBY * p.num_out, ncols, num_y,
+                                        R::Identity());
+        kps::Reduce<R, VEC, NY>(acc, part);
       }
       kps::BlockReduceY<R, VEC, BX, BLOCK>(acc, smem);
     }

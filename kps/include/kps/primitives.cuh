@@ -1,7 +1,7 @@
 // The kernel primitives. Every reduce kernel is one pipeline per thread, written with these alone:
 //
 //   Init -> ReadData / ReadDataVec / ReadDataReduce -> ElementwiseUnary -> Reduce (local)
-//        -> BlockReduce (global) -> epilogue -> WriteData
+//        -> BlockReduce (global) [-> split: ReadPartials -> Reduce -> BlockReduce] -> epilogue -> WriteData
 //
 // Register tiles are NY rows of NX elements, stored row-major in a flat array `T[NX * NY]`.
 // `IsBoundary` is the one boundary flag: false means the whole tile is in range and nothing is
@@ -75,6 +75,22 @@ __device__ __forceinline__ void ReadDataReduce(T (&dst)[NX * NY], const T* src, 
           if (!IsBoundary || x < num_x) dst[y * NX + x] = row[x * stride_x];
         }
       }
+    }
+  }
+}
+
+// Tile element (y, x) = src[y * stride_y + x], read through L2: partials that other blocks of the
+// same launch wrote (L1 is not coherent across SMs). Slots outside num_x / num_y hold `identity`.
+// All NX * NY loads are issued before any is used, so a split's combine costs one round trip per
+// NY rows instead of one per row.
+template <typename T, int NX, int NY>
+__device__ __forceinline__ void ReadPartials(T (&dst)[NX * NY], const T* src, long long stride_y, int num_x,
+                                             int num_y, T identity) {
+#pragma unroll
+  for (int y = 0; y < NY; ++y) {
+#pragma unroll
+    for (int x = 0; x < NX; ++x) {
+      dst[y * NX + x] = (x < num_x && y < num_y) ? LoadGlobalCG(src + y * stride_y + x) : identity;
     }
   }
 }
