@@ -127,6 +127,8 @@ def test_flat_runs(op, dtype, shape, axes, rng):
                       dtype.itemsize, 8, 132)
     assert cfg.flat_runs
     x = data(shape, dtype, op, rng)
+    if op == "prod":  # up to 65536 factors per output: signs only, so no product leaves float16's range
+        x = np.where(rng.random(shape) < 0.5, -1, 1).astype(dtype)
     check(op, run(op, cp.asarray(x), axes), x, axes)
     # one element off the 16-byte grid: the same reduction run by run
     moved = cp.empty(x.size + 1, dtype=dtype)[1:].reshape(shape)
