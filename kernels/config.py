@@ -186,15 +186,19 @@ def plan(
     num_red = math.prod(d.size for d in red)
     kept = merge(sorted(kept, key=_stride_key))
     red = merge(sorted(red, key=_stride_key)) or (Dim(1, 1),)
-    words = pack_words and itemsize == 1 and _packs_words(kept, red, in_offset, in_misalign)
-    if words:  # a lane element is 4 bytes of the innermost reduced run: 4x fewer, 4x wider
-        kept = tuple(Dim(d.size, d.in_stride // 4, d.out_stride) for d in kept)
-        red = tuple(Dim(d.size, d.in_stride // 4) for d in red[:-1]) + (Dim(red[-1].size // 4, 1),)
-        in_offset, num_red, itemsize = in_offset // 4, num_red // 4, 4
 
     red_inner = red[-1].in_stride or math.inf
     kept_inner = (abs(kept[-1].in_stride) or math.inf) if kept else math.inf
     use_inner = not kept or red_inner < kept_inner or red_inner == kept_inner == math.inf
+    words = pack_words and itemsize == 1 and use_inner and _packs_words(kept, red, in_offset, in_misalign)
+    if words:  # a lane element is 4 bytes of the innermost reduced run: 4x fewer, 4x wider
+        w_kept = tuple(Dim(d.size, d.in_stride // 4, d.out_stride) for d in kept)
+        w_red = tuple(Dim(d.size, d.in_stride // 4) for d in red[:-1]) + (Dim(red[-1].size // 4, 1),)
+        # a run of one word beside a kept stride of one word would tie: such plans stay in bytes
+        words = not w_kept or 1 < (abs(w_kept[-1].in_stride) or math.inf)
+        if words:
+            kept, red = w_kept, w_red
+            in_offset, num_red, itemsize = in_offset // 4, num_red // 4, 4
 
     extent = abs(in_offset) + sum((d.size - 1) * abs(d.in_stride) for d in kept + red)
     out_extent = sum((d.size - 1) * abs(d.out_stride) for d in kept)

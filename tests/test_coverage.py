@@ -103,6 +103,55 @@ def test_flat_runs_coverage(shape, axes, itemsize):
     assert any(flat for flat, _ in seen), seen
 
 
+def check_words_coverage(view: np.ndarray, axes, sm_count: int, misalign: int, tuning=policy):
+    """A 1-byte `any`/`all` planned with pack_words: where it reads words, every input byte is read
+    once (4 per word) and every output written once."""
+    strides = list(view.strides)
+    kept_shape = [n for i, n in enumerate(view.shape) if i not in axes]
+    out = np.empty(kept_shape, dtype=np.uint8)
+    cfg = config.plan(view.shape, strides, axes, list(out.strides), 1, 1, sm_count, in_misalign=misalign,
+                      out_align=16, tuning=tuning, pack_words=True)
+    if cfg.words:
+        assert cfg.kernel == "inner", cfg
+        replay = Replay(cfg, 4, misalign).run()
+        read = Counter()
+        for word, times in replay.reads.items():
+            for b in range(4):
+                read[4 * word + b] += times
+        assert read == _offsets(view.shape, strides), cfg
+        assert replay.writes == _offsets(out.shape, list(out.strides)), cfg
+    else:  # nothing of the word view may leak into a byte plan
+        assert cfg == config.plan(view.shape, strides, axes, list(out.strides), 1, 1, sm_count,
+                                  in_misalign=misalign, out_align=16, tuning=tuning)
+    return cfg
+
+
+@st.composite
+def byte_views(draw):
+    ndim = draw(st.integers(1, 3))
+    shape = draw(st.lists(st.sampled_from([1, 2, 3, 4, 8, 12]), min_size=ndim, max_size=ndim))
+    base = np.empty([n * 4 for n in shape], dtype=np.uint8)
+    index = tuple(slice(None, None, draw(st.sampled_from([1, 1, 4, -1, -4]))) for _ in shape)
+    view = base[index][tuple(slice(0, n) for n in shape)]
+    return view.transpose(draw(st.permutations(range(ndim))))
+
+
+@given(view=byte_views(), data=st.data())
+def test_words_read_every_byte_once(view, data):
+    axes = tuple(sorted(data.draw(st.sets(st.integers(0, view.ndim - 1), min_size=1), label="axes")))
+    check_words_coverage(view, axes, data.draw(st.sampled_from([1, 132])), data.draw(st.sampled_from([0, 1, 4, 12])),
+                         data.draw(st.sampled_from([policy, SMALL])))
+
+
+@pytest.mark.parametrize("shape,axes,words", [((2, 4), (1,), False), ((130, 4), (1,), False), ((3, 8), (1,), True),
+                                              ((4, 3, 8), (0, 2), True), ((64,), (0,), True), ((5, 12), (0, 1), True)])
+def test_words_hand_picked(shape, axes, words):
+    """Runs of one word beside rows one word apart stay in bytes (in words both would be stride 1)."""
+    view = np.empty(shape, np.uint8)
+    for sm_count, tuning in ((1, policy), (132, policy), (1, SMALL), (132, SMALL)):
+        assert check_words_coverage(view, axes, sm_count, 0, tuning).words == words
+
+
 @pytest.mark.parametrize("shape,axes,how", [((3, 5000), (1,), "chunks"), ((5000,), (0,), "chunks"),
                                             ((4, 3, 700), (0, 2), "segments"), ((999, 3), (0,), "rows"),
                                             ((300, 130), (0,), "rows"), ((6000, 4), (1,), "grid-stride")])

@@ -135,6 +135,7 @@ def test_one_byte_logical_reductions_read_words(shape, axes, strides, as_words, 
     ((64, 66, 8), (0, 2), [66 * 8, 8, 1], 0),  # runs of 8, but 66 * 8 % 4 == 0 and 8 % 4 == 0: packs
     ((64, 3, 8), (0, 2), [27, 9, 1], 0),  # strides of 9 bytes
     ((4096, 64), (0,), None, 0),  # the kept dim is innermost: a word spans 4 outputs
+    ((2, 4), (1,), [1, 2], 0),  # the kept dim is innermost (stride 1 byte)
     ((16, 32), (1,), [32, -1], 0),  # reversed bytes
 ])
 def test_words_only_where_they_stay_inside_a_run(shape, axes, strides, misalign):
