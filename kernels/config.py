@@ -226,8 +226,8 @@ def plan(
 
         # Short aligned runs are walked as one flat sequence of vectors (see FLAT_RUN_MAX_STEPS).
         flat = (vec > 1 and num_seg > 1 and inner.size % vec == 0
-                and (in_misalign + in_offset * itemsize) % tuning.LOAD_BYTES == 0
-                and all(d.in_stride % vec == 0 for d in kept + segs))
+                and _aligned(in_misalign + in_offset * itemsize, [d.in_stride for d in kept + segs], itemsize,
+                             tuning.LOAD_BYTES))
         lanes, row_blocks = group(vectors * num_seg if flat else vectors)
         if flat and vectors >= tuning.FLAT_RUN_MAX_STEPS * lanes * ny:
             flat = False
@@ -269,16 +269,9 @@ def plan(
     vec = min(tuning.LOAD_BYTES // itemsize, tuning.MAX_COL_VEC, _pow2_at_most(inner.size))
     ny = _tile_rows(tuning, vec)
     in_base = in_misalign + in_offset * itemsize
-    vec_in = (
-        inner.in_stride == 1
-        and in_base % (vec * itemsize) == 0
-        and all(d.in_stride % vec == 0 for d in outer + red)
-    )
-    vec_out = (
-        inner.out_stride == 1
-        and out_align % (vec * out_itemsize) == 0
-        and all(d.out_stride % vec == 0 for d in outer)
-    )
+    vec_in = inner.in_stride == 1 and _aligned(in_base, [d.in_stride for d in outer + red], itemsize, vec * itemsize)
+    vec_out = inner.out_stride == 1 and _aligned(out_align, [d.out_stride for d in outer], out_itemsize,
+                                                 vec * out_itemsize)
     bx = min(tuning.MAX_COL_THREADS, _pow2_at_least(_ceil(inner.size, vec)))
     by = block // bx
     col_tiles = _ceil(inner.size, bx * vec)
@@ -307,10 +300,17 @@ def plan(
     )
 
 
+def _aligned(base: int, strides, itemsize: int, nbytes: int) -> bool:
+    """Whether every address `base + sum(i * stride * itemsize)` is a multiple of `nbytes` (strides in
+    elements; `base` in bytes, or the alignment known of it)."""
+    return base % nbytes == 0 and all(s * itemsize % nbytes == 0 for s in strides)
+
+
 def _packs_words(kept, red, in_offset: int, in_misalign: int) -> bool:
-    """Whether a 1-byte input reads as aligned uint32 words, each inside the innermost reduced run."""
-    return (red[-1].in_stride == 1 and red[-1].size % 4 == 0 and in_offset % 4 == 0 and in_misalign % 4 == 0
-            and all(d.in_stride % 4 == 0 for d in kept + red[:-1]))
+    """Whether a 1-byte input reads as aligned uint32 words, each inside the innermost reduced run
+    (the offset too becomes words, so it must be whole words itself)."""
+    return (red[-1].in_stride == 1 and red[-1].size % 4 == 0 and in_offset % 4 == 0
+            and _aligned(in_misalign, [d.in_stride for d in kept + red[:-1]], 1, 4))
 
 
 def _choose_splits(units: int, slots: int, max_splits: int, realize) -> int:
