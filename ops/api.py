@@ -131,6 +131,8 @@ def _run(x, axis, op, transform, keepdims, dtype, out, epilogue, table):
         x = np.asarray(x)
     if isinstance(x, np.ndarray) or _is_cupy(x):
         backend = "cpu" if isinstance(x, np.ndarray) else "gpu"
+        if backend == "gpu" and sig is None and out is None:  # the first CuPy array bound CuPy just now
+            sig = _signature(x, axis, keepdims, dtype)
         return _reduce(backend, x, x.dtype, axis, op, transform, keepdims, dtype, out,
                        None if out is None else getattr(out, "dtype", None), epilogue, fast_key=sig)[0]
     if _torch_tensor is None and interop.is_torch(x):  # the first torch tensor: now it has a signature

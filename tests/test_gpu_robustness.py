@@ -175,9 +175,33 @@ def test_per_thread_default_stream_threads_do_not_share_scratch():
         assert not bad, bad
         print("ok")
     """)
+    _in_fresh_process(code, CUPY_CUDA_PER_THREAD_DEFAULT_STREAM="1")
+
+
+def test_first_call_in_a_process_prepares_the_repeat():
+    """The first call of a process binds CuPy: it must still leave a prepared call behind, so the
+    second call is a lookup and one launch, and that call gives the right answer."""
+    code = textwrap.dedent("""
+        import cupy as cp, numpy as np
+        import kps, ops
+        from ops import api
+        x = cp.random.standard_normal((300, 501), dtype=cp.float32)
+        first = ops.reduce_sum(x, axis=1).get()
+        table = api._prepared[(kps.ADD, kps.IDENTITY, kps.NONE)]
+        assert len(table) == 1, table
+        again = ops.reduce_sum(x, axis=1)
+        again_ref = x.get().astype(np.float64).sum(axis=1)
+        np.testing.assert_allclose(again.get(), again_ref, rtol=1e-5, atol=1e-4)
+        np.testing.assert_array_equal(again.get(), first)
+        print("ok")
+    """)
+    _in_fresh_process(code)
+
+
+def _in_fresh_process(code: str, **env) -> None:
+    """Run `code` in a new interpreter (with this checkout importable); it must print ok."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ, CUPY_CUDA_PER_THREAD_DEFAULT_STREAM="1",
-               PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+    env = dict(os.environ, **env, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
 
