@@ -60,7 +60,20 @@ def _signature(x, axis, keepdims, dtype):
         return (x.shape, x.strides, x.dtype, mem.ptr & 15, mem.device_id, axis, keepdims, dtype)
     if kind is _torch_tensor and x.is_cuda:
         return ("torch", x.shape, x.stride(), x.dtype, x.get_device(), x.data_ptr() & 15, axis, keepdims, dtype)
+    if _bind(x):  # the first CuPy array or torch tensor of the process: now it has a signature
+        return _signature(x, axis, keepdims, dtype)
     return None
+
+
+def _bind(x) -> bool:
+    """Bind CuPy or torch the first time one of their arrays arrives; whether `x` is now signable."""
+    global _torch_tensor
+    if _ndarray is None and _is_cupy(x):
+        return type(x) is _ndarray
+    if _torch_tensor is None and interop.is_torch(x):
+        _torch_tensor = interop.tensor_class()
+        return type(x) is _torch_tensor
+    return False
 
 
 def _check_descriptors(op, transform, epilogue) -> None:
@@ -131,24 +144,14 @@ def _run(x, axis, op, transform, keepdims, dtype, out, epilogue, table):
         x = np.asarray(x)
     if isinstance(x, np.ndarray) or _is_cupy(x):
         backend = "cpu" if isinstance(x, np.ndarray) else "gpu"
-        if backend == "gpu" and sig is None and out is None:  # the first CuPy array bound CuPy just now
-            sig = _signature(x, axis, keepdims, dtype)
         return _reduce(backend, x, x.dtype, axis, op, transform, keepdims, dtype, out,
                        None if out is None else getattr(out, "dtype", None), epilogue, fast_key=sig)[0]
-    if _torch_tensor is None and interop.is_torch(x):  # the first torch tensor: now it has a signature
-        _bind_torch()
-        sig = _signature(x, axis, keepdims, dtype) if out is None else None
     adapted = interop.adapt(x, out)
     with adapted.context():
         result, out_dtype = _reduce(adapted.backend, adapted.x, adapted.in_dtype, axis, op, transform, keepdims,
                                     dtype, adapted.out, adapted.out_dtype, epilogue, adapted.allocate or _cupy_alloc,
                                     sig if adapted.prepare else None, adapted.prepare)
     return adapted.wrap(result, out_dtype)
-
-
-def _bind_torch() -> None:
-    global _torch_tensor
-    _torch_tensor = interop.tensor_class()
 
 
 def _is_cupy(x) -> bool:
