@@ -10,8 +10,9 @@ Steps, as in Paddle's ReduceConfig:
    that are contiguous with each other (in the input, and for kept dims in the output too). Kept
    and reduced dims never need to be adjacent: offsets are `kept(o) + red(r)`.
 4. The dim with the smallest stride decides the kernel: reduced -> ReduceInner, kept ->
-   ReduceOuter (see kernels/cuda/reduce.cuh). The reduce type (`full`, `last`, `higher`, `any`)
-   names the case for people and tests.
+   ReduceOuter (see kernels/cuda/reduce.cuh), unless its runs are short, odd or misaligned and
+   the innermost dims are contiguous: then ReduceStaged, which reads them through shared memory.
+   The reduce type (`full`, `last`, `higher`, `any`) names the case for people and tests.
 5. Launch shape from the SM count (kernels/policy.py), split across blocks only when the outputs
    alone cannot keep the GPU's memory busy.
 """
@@ -20,11 +21,15 @@ from __future__ import annotations
 import math
 import operator
 from dataclasses import dataclass
-from typing import Sequence, Tuple
+from typing import Optional, Sequence, Tuple
 
 from numpy.exceptions import AxisError
 
 from . import policy
+
+#: How ReduceOuter reads a thread's VEC adjacent elements of a row (kps::kScalar, kAligned, kShifted):
+#: element by element, one aligned vector, or aligned vectors realigned in registers.
+SCALAR, ALIGNED, SHIFTED = 0, 1, 2
 
 #: 32-bit index math while every index and offset stays below this (headroom for the loop
 #: counters that run a few steps past the end before their bound check).
@@ -93,13 +98,51 @@ def _ceil(a: int, b: int) -> int:
 
 
 @dataclass(frozen=True)
+class Stage:
+    """ReduceStaged's span: the innermost dims of the input, contiguous in memory, staged in shared
+    memory one span at a time. The span's outermost dim (`rows_total` long, `row_stride` elements
+    apart) is cut into chunks of `rows` rows where it does not fit whole; the chunk index is then
+    the innermost dim of the tile calculator (`chunk_kept`) or of the stage calculator. Slots are a
+    span's kept elements (the tile's outputs), folds its reduced ones."""
+
+    slots: Tuple[Dim, ...]  # kept dims of a span: size, stride in the span, output stride
+    folds: Tuple[Dim, ...]  # reduced dims of a span: size, stride in the span
+    rows: int
+    rows_total: int
+    row_stride: int
+    chunk_kept: bool
+    slots_per_thread: int  # accumulators per thread (SLOTS); 0: direct (each span holds whole reductions)
+    lanes_adjacent: bool  # the threads folding one slot are neighbours (rows) or BX apart (columns)
+    vectors: int  # 16-byte loads per thread per span
+    num_tiles: int  # output tiles: the tile calculator's size
+    num_stages: int  # spans per output tile: the stage calculator's size
+    stages_per_split: int
+
+    @property
+    def num_slots(self) -> int:
+        return math.prod(d.size for d in self.slots)
+
+    @property
+    def num_folds(self) -> int:
+        return math.prod(d.size for d in self.folds)
+
+    @property
+    def row_chunks(self) -> int:
+        return _ceil(self.rows_total, self.rows)
+
+    @property
+    def direct(self) -> bool:
+        return self.slots_per_thread == 0
+
+
+@dataclass(frozen=True)
 class ReduceConfig:
     """A planned launch. `kept`/`red` are index-calculator dims (outermost first); `inner` is the
     innermost run: the reduced dim walked with vector loads (inner kernel) or the kept dim whose
     neighbouring outputs share loads (outer kernel)."""
 
     reduce_type: str  # "full" | "last" | "higher" | "any"
-    kernel: str  # "inner" | "outer"
+    kernel: str  # "inner" | "outer" | "staged"
     kept: Tuple[Dim, ...]
     red: Tuple[Dim, ...]
     inner: Dim
@@ -119,10 +162,11 @@ class ReduceConfig:
     rows_per_split: int = 0  # outer kernel split
     col_tiles: int = 1  # outer kernel: tiles of lanes * vec columns
     num_tiles: int = 0
-    vec_in: bool = False  # outer kernel: 16-byte loads allowed (alignment checked here)
+    in_access: int = 0  # outer kernel: rows read by element (0), aligned vectors (1) or shifted vectors (2)
     vec_out: bool = False  # outer kernel: vector stores allowed
     flat_runs: bool = False  # inner kernel: the runs of an output walked as one sequence of vectors
     words: bool = False  # a 1-byte input read as uint32 words (every size, stride and offset in words)
+    stage: Optional[Stage] = None  # staged kernel: `kept` holds the output tiles, `red` the stages
 
     @property
     def num_seg(self) -> int:
@@ -139,7 +183,11 @@ class ReduceConfig:
     @property
     def partial_count(self) -> int:
         """Accumulators in the split scratch buffer (0: no split)."""
-        return self.num_splits * self.num_out if self.num_splits > 1 else 0
+        if self.num_splits == 1:
+            return 0
+        if self.stage is not None:  # every slot of every tile, the last tile's unused ones too
+            return self.num_splits * self.stage.num_tiles * self.stage.num_slots
+        return self.num_splits * self.num_out
 
 
 def plan(
@@ -207,6 +255,23 @@ def plan(
     block = tuning.BLOCK_THREADS
     common = dict(in_offset=in_offset, num_out=num_out, num_red=num_red, block=block)
 
+    in_base = in_misalign + in_offset * itemsize
+    if _wants_stage(kept, red, use_inner, itemsize, in_base, tuning):
+        staged = _plan_staged(kept, red, itemsize, target, split_target, sm_count, tuning, tuning.STAGE_VECTORS)
+        if staged is not None and staged[0].direct and tuning.STAGE_VECTORS_DIRECT != tuning.STAGE_VECTORS:
+            staged = _plan_staged(kept, red, itemsize, target, split_target, sm_count, tuning,
+                                  tuning.STAGE_VECTORS_DIRECT)
+        if staged is not None:
+            stage, grid, tiles, stages, bx = staged
+            partials = stage.num_tiles * stage.num_slots * grid[1] if grid[1] > 1 else 0
+            return ReduceConfig(
+                reduce_type=_reduce_type(kept, red, use_inner), kernel="staged", kept=tiles, red=stages,
+                inner=red[-1] if use_inner else kept[-1],
+                index_bits=_index_bits(extent, out_extent, num_out, num_red, partials),
+                vec=tuning.LOAD_BYTES // itemsize, ny=tuning.MAX_TILE_ROWS, lanes=bx,
+                grid=grid, num_splits=grid[1], words=words, stage=stage, **common,
+            )
+
     if use_inner:
         inner, segs = red[-1], red[:-1]
         vec = tuning.LOAD_BYTES // itemsize if inner.in_stride == 1 and inner.size > 1 else 1
@@ -257,7 +322,7 @@ def plan(
             if num_splits == 1:
                 split = dict(segs_per_split=1, chunks=1, chunk_len=inner.size)
         index_bits = _index_bits(extent, out_extent, num_out, num_red, num_splits * num_out)
-        reduce_type = "full" if not kept else ("last" if not segs else "any")
+        reduce_type = _reduce_type(kept, red, use_inner)
         return ReduceConfig(
             reduce_type=reduce_type, kernel="inner", kept=kept, red=segs, inner=inner,
             index_bits=index_bits, vec=vec, ny=ny, lanes=lanes,
@@ -268,11 +333,20 @@ def plan(
     inner, outer = kept[-1], kept[:-1]
     vec = min(tuning.LOAD_BYTES // itemsize, tuning.MAX_COL_VEC, _pow2_at_most(inner.size))
     ny = _tile_rows(tuning, vec)
-    in_base = in_misalign + in_offset * itemsize
-    vec_in = inner.in_stride == 1 and _aligned(in_base, [d.in_stride for d in outer + red], itemsize, vec * itemsize)
+    in_access = SCALAR
+    if inner.in_stride == 1 and vec > 1:
+        if _aligned(in_base, [d.in_stride for d in outer + red], itemsize, vec * itemsize):
+            in_access = ALIGNED
+        elif vec * itemsize in (4, 8, 16):
+            in_access = SHIFTED
     vec_out = inner.out_stride == 1 and _aligned(out_align, [d.out_stride for d in outer], out_itemsize,
                                                  vec * out_itemsize)
-    bx = min(tuning.MAX_COL_THREADS, _pow2_at_least(_ceil(inner.size, vec)))
+    # BX threads side by side; wider where the reduced rows are too few for BLOCK / BX rows of
+    # threads (7 rows under a 2048-wide kept dim: 8 rows of threads with 4 rows in flight each
+    # would leave 25 of 32 idle).
+    cols = _pow2_at_least(_ceil(inner.size, vec))
+    few_rows = block // _pow2_at_least(_ceil(num_red, ny))
+    bx = min(cols, block, max(tuning.MAX_COL_THREADS, few_rows))
     by = block // bx
     col_tiles = _ceil(inner.size, bx * vec)
     num_tiles = math.prod(d.size for d in outer) * col_tiles
@@ -290,14 +364,136 @@ def plan(
         if num_splits == 1:
             rows_per_split = num_red
     index_bits = _index_bits(extent, out_extent, num_out, num_red, num_splits * num_out)
-    reduce_type = "higher" if len(red) == 1 else "any"
+    reduce_type = _reduce_type(kept, red, use_inner)
     return ReduceConfig(
         reduce_type=reduce_type, kernel="outer", kept=outer, red=red, inner=inner,
         index_bits=index_bits, vec=vec, ny=ny, lanes=bx,
         grid=(min(num_tiles, tuning.MAX_GRID_X), num_splits), num_splits=num_splits,
         rows_per_split=rows_per_split, col_tiles=col_tiles, num_tiles=num_tiles,
-        vec_in=vec_in, vec_out=vec_out, **common,
+        in_access=in_access, vec_out=vec_out, **common,
     )
+
+
+def _reduce_type(kept, red, use_inner: bool) -> str:
+    if use_inner:
+        return "full" if not kept else ("last" if len(red) == 1 else "any")
+    return "higher" if len(red) == 1 else "any"
+
+
+def _wants_stage(kept, red, use_inner: bool, itemsize: int, in_base: int, tuning) -> bool:
+    """Whether the innermost run is one the other kernels read badly: short (a reduced run of at
+    most STAGE_MAX_RUN_BYTES, or kept columns of at most STAGE_MAX_COLUMN_BYTES) and off the 16-byte
+    grid (its length, or a stride or the start of the others), or a run of at most
+    STAGE_ALIGNED_RUN_BYTES. Longer aligned runs are whole vectors, which ReduceInner and
+    ReduceOuter read at full speed."""
+    inner = red[-1] if use_inner else kept[-1]
+    limit = tuning.STAGE_MAX_RUN_BYTES if use_inner else tuning.STAGE_MAX_COLUMN_BYTES
+    if inner.in_stride != 1 or inner.size * itemsize > limit:
+        return False
+    others = [d.in_stride for d in kept + red if d.size > 1 and d is not inner]
+    return (inner.size * itemsize <= tuning.STAGE_ALIGNED_RUN_BYTES
+            or not _aligned(in_base, [inner.size] + others, itemsize, tuning.LOAD_BYTES))
+
+
+def _two_adic(n: int) -> int:
+    """The largest power of two dividing n."""
+    return n & -n
+
+
+def _plan_staged(kept, red, itemsize: int, target: int, split_target: int, sm_count: int, tuning, vectors: int):
+    """ReduceStaged's span and grid, or None where the innermost dims are not contiguous or no span
+    gives every thread at most STAGE_MAX_SLOTS outputs.
+
+    The span is the widest block of innermost dims that is contiguous in memory and fits
+    BLOCK x `vectors` vectors, its outermost dim cut into chunks of rows where it does not
+    fit whole. Its reduced elements are folded by lanes that read neighbouring words of shared
+    memory: adjacent lanes along a reduced innermost run (as many as divide the run, for
+    conflict-free banks, or a warp for runs of 32 and more), or adjacent threads across kept
+    innermost columns."""
+    dims = sorted([(d, True) for d in kept if d.size > 1] + [(d, False) for d in red if d.size > 1],
+                  key=lambda e: _stride_key(e[0]))
+    if not dims or dims[-1][0].in_stride != 1:
+        return None
+    vec = tuning.LOAD_BYTES // itemsize
+    capacity = tuning.BLOCK_THREADS * vectors * vec - (vec - 1)  # a span may start mid-vector
+    block, max_slots = tuning.BLOCK_THREADS, tuning.STAGE_MAX_SLOTS
+    widest, inner = len(dims) - 1, 1
+    while widest > 0 and dims[widest][0].size * inner <= capacity and \
+            dims[widest - 1][0].in_stride == dims[widest][0].size * inner:
+        inner *= dims[widest][0].size
+        widest -= 1
+    lanes_adjacent = not dims[-1][1]
+    for i in range(widest, len(dims)):  # the span's outermost dim, from the widest span inwards
+        row_dim, row_kept = dims[i]
+        inside = dims[i + 1:]
+        inner = math.prod(d.size for d, _ in inside)
+        slots_per_row = math.prod(d.size for d, k in inside if k)
+        rows = min(row_dim.size, capacity // inner)
+        if rows * inner < block * vec * tuning.STAGE_MIN_SPAN_VECTORS_PER_THREAD:
+            break  # spans only narrow from here (policy.py)
+        # direct: every reduced dim lies whole in the span, so a tile is one span (policy.py)
+        direct = lanes_adjacent and all(k for _, k in dims[:i]) and (row_kept or rows == row_dim.size)
+        num_slots = slots_per_row * (rows if row_kept else 1)
+        if lanes_adjacent:
+            run_bytes = (dims[-1][0].size if inside else rows) * itemsize
+            # lanes on one run: as many as keep shared-memory reads within 2-way bank conflicts, more
+            # where a span has too few slots to occupy the block
+            fill = _pow2_at_most(max(1, block // (num_slots * (4 if direct else 1))))
+            by = min(tuning.WARP_SIZE, max(_two_adic(run_bytes) // 8, fill, 1))
+            if not direct:
+                if row_kept:
+                    rows = min(rows, block // by * max_slots // slots_per_row)
+                elif slots_per_row > block // by * max_slots:
+                    by = _pow2_at_most(block * max_slots // slots_per_row) if slots_per_row <= block * max_slots else 0
+            if not rows or not by:
+                continue
+            bx = block // by
+        else:
+            if row_kept:
+                rows = min(rows, block * max_slots // slots_per_row)
+            if not rows or slots_per_row > block * max_slots:
+                continue
+            bx = min(block, _pow2_at_least(slots_per_row * (rows if row_kept else 1)))
+        if rows * inner < block * vec * tuning.STAGE_MIN_SPAN_VECTORS_PER_THREAD:
+            continue
+        num_slots = slots_per_row * (rows if row_kept else 1)
+        slots_per_thread = 0 if direct else _pow2_at_least(_ceil(num_slots, bx))
+        chunk = Dim(_ceil(row_dim.size, rows), rows * row_dim.in_stride, rows * row_dim.out_stride)
+        chunked = rows < row_dim.size
+        tiles = [d for d, k in dims[:i] if k] + ([chunk] if chunked and row_kept else [])
+        stages = [d for d, k in dims[:i] if not k] + ([chunk] if chunked and not row_kept else [])
+        row = Dim(rows, row_dim.in_stride, row_dim.out_stride if row_kept else 0)
+        num_tiles = math.prod(d.size for d in tiles)
+        num_stages = math.prod(d.size for d in stages)
+        splits = 1
+        if num_tiles < split_target and num_tiles <= tuning.MAX_GRID_X and num_stages > 1:
+            def realize(want):
+                return _ceil(num_stages, _ceil(num_stages, want))
+
+            # no more splits than the last block combines in a few round trips (policy.py)
+            per_trip = (block // bx) * 16 // slots_per_thread
+            cap = min(num_stages, tuning.MAX_GRID_Y, max(
+                tuning.STAGE_COMBINE_TRIPS * per_trip,
+                min(tuning.STAGE_MAX_COMBINE_TRIPS * per_trip, _ceil(tuning.STAGE_MIN_BLOCKS_PER_SM * sm_count, num_tiles))))
+            if cap < num_stages and num_tiles * cap < sm_count:
+                continue  # too few blocks to keep the memory busy: a narrower span, or ReduceOuter
+            splits = _choose_splits(num_tiles, split_target, cap, realize)
+        per_split = _ceil(num_stages, splits)
+        splits = _ceil(num_stages, per_split)
+        # loads per thread: as many as the span needs (a span may start mid-vector), so a small
+        # span keeps no idle registers and shared memory
+        span_vectors = _ceil(rows * inner + vec - 1, vec)
+        vectors = min(vectors, _pow2_at_least(_ceil(span_vectors, block)))
+        stage = Stage(
+            slots=merge([d for d in ([row] if row_kept else []) + [d for d, k in inside if k] if d.size > 1]),
+            folds=merge([d for d in ([row] if not row_kept else []) + [d for d, k in inside if not k] if d.size > 1]),
+            rows=rows, rows_total=row_dim.size, row_stride=row_dim.in_stride, chunk_kept=row_kept,
+            slots_per_thread=slots_per_thread, lanes_adjacent=lanes_adjacent,
+            vectors=vectors, num_tiles=num_tiles, num_stages=num_stages, stages_per_split=per_split,
+        )
+        grid_x = num_tiles if splits > 1 else min(num_tiles, target, tuning.MAX_GRID_X)
+        return stage, (grid_x, splits), tuple(tiles), tuple(stages), bx
+    return None
 
 
 def _aligned(base: int, strides, itemsize: int, nbytes: int) -> bool:

@@ -1,4 +1,5 @@
-"""Kernel parameters: the host side of `InnerParams` / `OuterParams` (kernels/cuda/reduce.cuh).
+"""Kernel parameters: the host side of `InnerParams` / `OuterParams` / `StagedParams`
+(kernels/cuda/reduce.cuh).
 
 Every field of those structs is 8 bytes wide, so the struct is a flat int64 array here: four
 pointers, then the index calculators, then the scalars, in declaration order.
@@ -33,6 +34,13 @@ def index_calc(dims: Sequence[Dim], index_bits: int) -> List[int]:
 def pack(cfg: ReduceConfig) -> List[int]:
     """The struct's fields, pointers zeroed (the launcher fills them per call)."""
     head = [0] * POINTERS + index_calc(cfg.kept, cfg.index_bits) + index_calc(cfg.red_calc, cfg.index_bits)
+    if cfg.kernel == "staged":
+        st = cfg.stage
+        return head + index_calc(st.slots, 32) + index_calc(st.folds, 32) + [
+            st.num_tiles, st.num_stages, st.num_slots, st.num_folds, st.rows, st.rows_total, st.row_chunks,
+            st.row_stride, int(st.chunk_kept), st.num_slots // st.rows if st.chunk_kept else 0,
+            0 if st.chunk_kept else st.num_folds // st.rows, cfg.num_red, st.stages_per_split, cfg.num_splits,
+        ]
     if cfg.kernel == "inner":
         return head + [
             cfg.num_out, cfg.num_seg, cfg.inner.size, cfg.inner.in_stride, cfg.num_red,

@@ -71,3 +71,47 @@ MAX_COL_VEC = 8
 #: block shares one output (ReduceInner with LANES == BLOCK_THREADS).
 WARP_SIZE = 32
 
+#: ReduceStaged: 16-byte vectors each thread loads per span, so a span holds up to
+#: BLOCK_THREADS x this x 16 bytes (32 KB) and every thread keeps this many loads in flight
+#: while the block folds the span before.
+STAGE_VECTORS = 8
+
+#: ReduceStaged: the same where a span holds whole reductions (short rows, each folded and stored
+#: straight away): a smaller span is a smaller tile, so the grid has more of them.
+STAGE_VECTORS_DIRECT = 4
+
+#: ReduceStaged: the most outputs (slots) one thread accumulates across the spans of a tile.
+#: (Where every span holds whole reductions, a thread folds and stores its slots one at a time and
+#: takes any number.)
+STAGE_MAX_SLOTS = 4
+
+#: ReduceStaged takes a reduction whose innermost reduced run is at most this many bytes and off
+#: the 16-byte grid (a thread per short row, or a few lanes per longer one, reading the span from
+#: shared memory); longer runs stream through ReduceInner's 16-byte loads with a head and a tail.
+STAGE_MAX_RUN_BYTES = 2048
+
+#: ReduceStaged takes a reduction whose innermost kept dim is at most this many bytes and off the
+#: 16-byte grid. Wider columns keep ReduceOuter, which reads misaligned rows with shifted vectors
+#: and splits them into column tiles, so its split combine stays short.
+STAGE_MAX_COLUMN_BYTES = 4096
+
+#: Short runs that are 16-byte aligned and whole vectors are staged too where they are at most this
+#: many bytes (a reduced run of one vector gives ReduceInner a lane per row and a shuffle per
+#: vector); longer aligned runs keep ReduceInner's and ReduceOuter's vector loads.
+STAGE_ALIGNED_RUN_BYTES = 16
+
+#: ReduceStaged splits a tile only while the last block's combine of the partials takes at most
+#: this many round trips to L2 (16 loads in flight per thread)...
+STAGE_COMBINE_TRIPS = 4
+
+#: ... or, where that leaves fewer than STAGE_MIN_BLOCKS_PER_SM blocks per SM (a few wide tiles:
+#: 65 to 1024 columns over one reduced dim), up to this many: a longer combine at the end costs
+#: less than a grid too small to keep the memory busy (measured: 65 floats wide, 2700 GB/s
+#: kernel alone at 8 trips against 1450 in ReduceOuter).
+STAGE_MAX_COMBINE_TRIPS = 16
+STAGE_MIN_BLOCKS_PER_SM = 2
+
+#: ReduceStaged's span is at least one 16-byte vector per thread: a smaller one leaves the block
+#: waiting on a few loads (a span of 7 x 7 floats ran at 12 GB/s).
+STAGE_MIN_SPAN_VECTORS_PER_THREAD = 1
+

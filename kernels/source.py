@@ -19,8 +19,18 @@ def program(functors: Functors) -> str:
 
 
 def kernel_name(cfg: ReduceConfig, functors: Functors) -> str:
-    """`kernels::ReduceInner<...>` or `kernels::ReduceOuter<...>` for this plan and these functors."""
+    """`kernels::ReduceInner<...>`, `ReduceOuter<...>` or `ReduceStaged<...>` for this plan and these
+    functors."""
     index_t = "unsigned int" if cfg.index_bits == 32 else "unsigned long long"
+    if cfg.kernel == "staged":
+        st = cfg.stage
+        args = [
+            dtypes.cuda_type(functors.in_dtype), functors.reduce_struct, functors.transform_struct,
+            functors.epilogue_struct, st.vectors, cfg.ny, cfg.lanes, st.slots_per_thread,
+            str(st.lanes_adjacent).lower(), cfg.block, len(cfg.kept), len(cfg.red), len(st.slots), len(st.folds),
+            index_t,
+        ]
+        return f"kernels::ReduceStaged<{', '.join(map(str, args))}>"
     args = [
         dtypes.cuda_type(functors.in_dtype), functors.reduce_struct, functors.transform_struct,
         functors.epilogue_struct, cfg.vec, cfg.ny, cfg.lanes, cfg.block, len(cfg.kept), len(cfg.red_calc), index_t,
@@ -28,5 +38,5 @@ def kernel_name(cfg: ReduceConfig, functors: Functors) -> str:
     if cfg.kernel == "inner":
         args.append(str(cfg.flat_runs).lower())
         return f"kernels::ReduceInner<{', '.join(map(str, args))}>"
-    args += [str(cfg.vec_in).lower(), str(cfg.vec_out).lower()]
+    args += [cfg.in_access, str(cfg.vec_out).lower()]
     return f"kernels::ReduceOuter<{', '.join(map(str, args))}>"

@@ -1,13 +1,14 @@
 """A Python replay of a planned launch: which input offsets each thread of the grid reads and which
-output offsets are written, following ReduceInner / ReduceOuter (kernels/cuda/reduce.cuh) loop by
-loop. The coverage tests check every input element is read exactly once and every output written
-exactly once, on the CPU, for the tail blocks and splits too.
+output offsets are written, following ReduceInner / ReduceOuter / ReduceStaged
+(kernels/cuda/reduce.cuh) loop by loop. The coverage tests check every input element is read
+exactly once and every output written exactly once, on the CPU, for the tail blocks and splits too.
 """
 from __future__ import annotations
 
 from collections import Counter
 from typing import Callable, Tuple
 
+from kernels import config
 from kernels.config import ReduceConfig
 
 
@@ -157,7 +158,7 @@ class Replay:
                                 while r + (ny - 1) * by < r_end:
                                     for y in range(ny):
                                         row = base + red(r + y * by)[0]
-                                        if cfg.vec_in:
+                                        if cfg.in_access == config.ALIGNED:
                                             assert self._address(row) % (vec * self.itemsize) == 0
                                         for j in range(vec):
                                             self._read(row + j * cfg.inner.in_stride)
@@ -174,5 +175,60 @@ class Replay:
                                 self.writes[out_off + (col + j) * cfg.inner.out_stride] += 1
         return self
 
+    # --- ReduceStaged ------------------------------------------------------------------------
+    def _fold_calc(self, base, calc, end, lane, lanes, ny, span):
+        """FoldRuns with VEC == 1: indices lane, lane + lanes, ... < end through `calc`, each read
+        from the staged span [span[0], span[1])."""
+        i = lane
+        while i < end:
+            num_y = ny if i + (ny - 1) * lanes < end else _ceil(end - i, lanes)
+            for y in range(num_y):
+                offset = base + calc(i + y * lanes)[0]
+                assert span[0] <= offset < span[1], "folded an element outside the staged span"
+                self._read(offset)
+            i += lanes * ny
+
+    def staged(self):
+        cfg, st = self.cfg, self.cfg.stage
+        kept, red = _calc(cfg.kept), _calc(cfg.red)
+        slots, folds = _calc(st.slots), _calc(st.folds)
+        bx, slots_per_thread = cfg.lanes, st.slots_per_thread
+        by = cfg.block // bx
+        if slots_per_thread == 0:  # direct: a thread takes every BX-th slot of a span, as many as there are
+            assert st.num_stages == 1 and cfg.num_splits == 1 and st.lanes_adjacent, "direct spans hold whole reductions"
+            slots_per_thread = _ceil(st.num_slots, bx)
+        assert bx * slots_per_thread >= st.num_slots, "slots without a thread"
+        gx, gy = cfg.grid
+        for split in range(gy):
+            s_begin = split * st.stages_per_split
+            s_end = min(st.num_stages, s_begin + st.stages_per_split)
+            assert s_begin < s_end, "a split without stages"
+            for block_x in range(gx):
+                assert cfg.num_splits == 1 or gx == st.num_tiles, "split launches must not grid-stride"
+                for tile in range(block_x, st.num_tiles, gx):
+                    for stage in range(s_begin, s_end):
+                        chunk = (tile if st.chunk_kept else stage) % st.row_chunks
+                        rows = min(st.rows, st.rows_total - chunk * st.rows)
+                        start = kept(tile)[0] + red(stage)[0]
+                        span = (start, start + rows * st.row_stride)
+                        head = 16 - self.itemsize  # the most bytes of its first vector before a span
+                        assert (span[1] - span[0]) * self.itemsize + head <= cfg.block * st.vectors * 16, \
+                            "the span does not fit the staged vectors"
+                        num_slots = rows * (st.num_slots // st.rows) if st.chunk_kept else st.num_slots
+                        num_folds = st.num_folds if st.chunk_kept else rows * (st.num_folds // st.rows)
+                        for tx in range(bx):
+                            for k in range(slots_per_thread):
+                                slot = tx + k * bx
+                                if slot < num_slots:
+                                    for ty in range(by):
+                                        self._fold_calc(start + slots(slot)[0], folds, num_folds, ty, by, cfg.ny, span)
+                    if split == gy - 1:
+                        chunk = tile % st.row_chunks if st.chunk_kept else 0
+                        rows = min(st.rows, st.rows_total - chunk * st.rows)
+                        num_slots = rows * (st.num_slots // st.rows) if st.chunk_kept else st.num_slots
+                        for slot in range(num_slots):
+                            self.writes[kept(tile)[1] + slots(slot)[1]] += 1
+        return self
+
     def run(self):
-        return self.inner() if self.cfg.kernel == "inner" else self.outer()
+        return {"inner": self.inner, "outer": self.outer, "staged": self.staged}[self.cfg.kernel]()

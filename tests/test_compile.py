@@ -20,7 +20,8 @@ nvrtc = pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
 
 #: Shapes and axes that make the planner pick each kernel variant (per itemsize): short rows,
 #: warp rows, block rows with a split, strided rows, segments, narrow and wide columns, strided
-#: columns, several reduced dims, short runs walked flat, and 64-bit indexing.
+#: columns, several reduced dims, short runs walked flat, 64-bit indexing, short odd runs and
+#: columns staged through shared memory (direct, split, several slots), and misaligned columns.
 VARIANTS = [
     ((4096, 64), None, (1,)),
     ((4096, 4096), None, (1,)),
@@ -34,6 +35,11 @@ VARIANTS = [
     ((8, 64, 56, 64), None, (0, 2, 3)),
     ((1 << 16, 1 << 16), None, (0,)),
     ((1 << 16, 1 << 16), None, (1,)),
+    ((1 << 20, 7), None, (1,)),
+    ((1 << 20, 7), None, (0,)),
+    ((1 << 14, 7, 5), None, (1,)),
+    ((4096, 33, 7), None, (0, 2)),
+    ((4096, 1001), None, (0,)),
 ]
 
 SPECS = [(op, kps.NONE) for op in kps.REDUCE_OPS] + [(kps.ADD, kps.MEAN)]

@@ -17,7 +17,10 @@ from replay import Replay
 #: Small tuning numbers so that small shapes reach splits, grid-stride loops and tail tiles.
 SMALL = SimpleNamespace(BLOCK_THREADS=64, BLOCKS_PER_SM=8, LOAD_BYTES=16, MAX_TILE_ROWS=4, MAX_TILE_ELEMENTS=32,
                         MIN_SPLIT_STEPS=1, INNER_SPLIT_MIN_STEPS=1, MAX_GRID_X=5, MAX_GRID_Y=65535, WARP_SIZE=32,
-                        MAX_COL_THREADS=64, FLAT_RUN_MAX_STEPS=2, SPLIT_BLOCKS_PER_SM=8, MAX_COL_VEC=16)
+                        MAX_COL_THREADS=64, FLAT_RUN_MAX_STEPS=2, SPLIT_BLOCKS_PER_SM=8, MAX_COL_VEC=16,
+                        STAGE_VECTORS=1, STAGE_VECTORS_DIRECT=2, STAGE_MAX_SLOTS=2, STAGE_MAX_RUN_BYTES=2048, STAGE_MAX_COLUMN_BYTES=512,
+                        STAGE_ALIGNED_RUN_BYTES=4096, STAGE_COMBINE_TRIPS=64,
+                        STAGE_MAX_COMBINE_TRIPS=64, STAGE_MIN_BLOCKS_PER_SM=2, STAGE_MIN_SPAN_VECTORS_PER_THREAD=0)
 
 
 def _offsets(shape, strides):
@@ -90,7 +93,7 @@ def test_coverage_cases(shape, axes, itemsize, layout):
 
 #: Short aligned runs, walked flat: unsplit, split by runs, grid-stride, two segment dims.
 FLAT_CASES = [((5, 3, 8), (0, 2), 4), ((9, 4, 40), (0, 2), 2), ((64, 2, 32), (0, 2), 1), ((3, 5, 2, 6), (0, 1, 3), 8),
-              ((7, 300, 4), (0, 2), 4), ((40, 2, 3, 16), (0, 2, 3), 4), ((4, 3, 5, 2, 8), (0, 2, 4), 4)]
+              ((7, 300, 8), (0, 2), 4), ((40, 2, 3, 16), (0, 2, 3), 4), ((4, 3, 5, 2, 8), (0, 2, 4), 4)]
 
 
 @pytest.mark.parametrize("shape,axes,itemsize", FLAT_CASES)
@@ -112,7 +115,7 @@ def check_words_coverage(view: np.ndarray, axes, sm_count: int, misalign: int, t
     cfg = config.plan(view.shape, strides, axes, list(out.strides), 1, 1, sm_count, in_misalign=misalign,
                       out_align=16, tuning=tuning, pack_words=True)
     if cfg.words:
-        assert cfg.kernel == "inner", cfg
+        assert cfg.kernel in ("inner", "staged"), cfg
         replay = Replay(cfg, 4, misalign).run()
         read = Counter()
         for word, times in replay.reads.items():
@@ -153,8 +156,9 @@ def test_words_hand_picked(shape, axes, words):
 
 
 @pytest.mark.parametrize("shape,axes,how", [((3, 5000), (1,), "chunks"), ((5000,), (0,), "chunks"),
-                                            ((4, 3, 700), (0, 2), "segments"), ((999, 3), (0,), "rows"),
-                                            ((300, 130), (0,), "rows"), ((6000, 4), (1,), "grid-stride")])
+                                            ((4, 3, 700), (0, 2), "segments"), ((999, 132), (0,), "rows"),
+                                            ((300, 256), (0,), "rows"), ((6000, 4), (1,), "grid-stride"),
+                                            ((999, 3), (0,), "stages"), ((300, 13), (0,), "stages")])
 def test_small_tuning_reaches_every_regime(shape, axes, how):
     strides = [int(np.prod(shape[i + 1:])) for i in range(len(shape))]
     cfg = config.plan(shape, strides, axes, [1] * (len(shape) - len(axes)), 4, 4, 132, tuning=SMALL)
@@ -163,4 +167,4 @@ def test_small_tuning_reaches_every_regime(shape, axes, how):
     else:
         assert cfg.num_splits > 1
         assert {"chunks": cfg.chunks > 1, "segments": cfg.chunks == 1 and cfg.kernel == "inner",
-                "rows": cfg.kernel == "outer"}[how]
+                "rows": cfg.kernel == "outer", "stages": cfg.kernel == "staged"}[how]

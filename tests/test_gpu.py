@@ -136,6 +136,49 @@ def test_flat_runs(op, dtype, shape, axes, rng):
     check(op, run(op, moved, axes), x, axes)
 
 
+#: Runs that ReduceStaged reads through shared memory: narrow and odd rows and columns, odd runs
+#: between kept dims, spans cut into chunks of rows (the last one short), splits (up to the long
+#: combine of a few wide tiles), several kept dims in a span.
+STAGED_SHAPES = [((2003, 3), (1,)), ((60001, 3), (0,)), ((40009, 7), (0,)), ((517, 65), (1,)), ((30001, 13), (0,)),
+                 ((401, 16, 11), (0, 2)), ((3001, 7, 3), (1,)), ((370, 5, 9, 7), (0, 2)), ((60, 64, 7, 7), (0, 2, 3)),
+                 ((50, 1001, 7), (0, 2)), ((30, 2001, 5), (0, 2)), ((70001, 5), (1,)), ((20001, 65), (0,)),
+                 ((5001, 255), (0,)), ((9, 1001), (0,))]
+
+
+def _planned(shape, axes, itemsize):
+    strides = [int(np.prod(shape[i + 1:])) for i in range(len(shape))]
+    kept = [n for i, n in enumerate(shape) if i not in axes]
+    return config.plan(shape, strides, axes, [int(np.prod(kept[i + 1:])) for i in range(len(kept))],
+                       itemsize, 8, 132)
+
+
+@pytest.mark.parametrize("shape,axes", STAGED_SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+@pytest.mark.parametrize("op", list(OPS))
+def test_staged(op, dtype, shape, axes, rng):
+    assert _planned(shape, axes, dtype.itemsize).kernel == "staged" or dtype.itemsize == 1 and op in ("any", "all") \
+        or shape == (9, 1001) and dtype.itemsize == 8  # 8 KB rows: ReduceOuter
+    x = data(shape, dtype, op, rng)
+    if op == "prod":  # signs only, so no product leaves float16's range
+        x = np.where(rng.random(shape) < 0.5, -1, 1).astype(dtype)
+    check(op, run(op, cp.asarray(x), axes), x, axes)
+    # one element off the 16-byte grid: every span starts mid-vector
+    moved = cp.empty(x.size + 1, dtype=dtype)[1:].reshape(shape)
+    moved[...] = cp.asarray(x)
+    check(op, run(op, moved, axes), x, axes)
+
+
+def test_staged_plans_reach_every_regime():
+    seen = set()
+    for shape, axes in STAGED_SHAPES:
+        st = _planned(shape, axes, 4).stage
+        seen |= {("rows" if st.lanes_adjacent else "columns"), ("kept chunks" if st.chunk_kept else "reduced chunks"),
+                 ("split" if st.stages_per_split < st.num_stages else "unsplit"), f"{len(st.slots)} slot dims"}
+        seen |= {"short last chunk"} if st.rows_total % st.rows else set()
+    assert seen >= {"rows", "columns", "kept chunks", "reduced chunks", "split", "unsplit", "2 slot dims",
+                    "short last chunk"}, seen
+
+
 @pytest.mark.parametrize("dtype", [np.dtype(np.bool_), np.dtype(np.int8), np.dtype(np.uint8)], ids=str)
 @pytest.mark.parametrize("op", ["any", "all"])
 def test_one_byte_any_all_read_as_words(op, dtype, rng):
@@ -168,12 +211,15 @@ def test_non_contiguous_out(rng):
 
 
 def test_unsplit_grid_over_65536_blocks(rng):
-    """More blocks than the split counters cover, in a launch that does not split."""
+    """More blocks than the split counters cover, in a launch that does not split: rows of 4 floats,
+    8 apart (too short a span to stage), a row per lane."""
     shape = (17_000_000, 4)
-    cfg = config.plan(shape, [4, 1], (1,), [1], 4, 4, 132)
-    assert cfg.num_splits == 1 and cfg.grid[0] > 65536
+    cfg = config.plan(shape, [8, 1], (1,), [1], 4, 4, 132)
+    assert cfg.kernel == "inner" and cfg.num_splits == 1 and cfg.grid[0] > 65536
     x = data(shape, np.float32, "sum", rng)
-    check("sum", run("sum", cp.asarray(x), 1), x, 1)
+    wide = cp.empty((shape[0], 8), dtype=np.float32)
+    wide[:, :4] = cp.asarray(x)
+    check("sum", run("sum", wide[:, :4], 1), x, 1)
 
 
 @pytest.mark.parametrize("shape,dtype", [((524281, 2), np.float32), ((270336, 2), np.float32),

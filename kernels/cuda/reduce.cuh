@@ -2,16 +2,22 @@
 //
 // The planner (kernels/config.py) turns every reduction into
 //     out[o] = Ep(fold_{r} Tr(x[kept(o) + red(r)]))
-// with the kept and the reduced dims merged and sorted by stride, and picks one of two kernels by
-// the dim with the smallest stride (the one that coalesces):
+// with the kept and the reduced dims merged and sorted by stride, and picks one of three kernels:
 //   ReduceInner  the innermost dim is reduced (`last`, `full`, and `any` reductions ending in a
-//                reduced dim): LANES threads share one output and walk its contiguous runs with
-//                16-byte loads; the other reduced dims are runs ("segments") found by an index
-//                calculator. Short aligned runs are walked as one flat sequence of vectors.
-//   ReduceOuter  the innermost dim is kept (`higher`, and `any` reductions ending in a kept dim):
-//                BX threads side by side take VEC adjacent outputs each (one 16-byte load per row),
-//                BLOCK / BX rows of threads split the reduced rows and meet in shared memory.
-// Both split a long reduction over gridDim.y blocks when the outputs alone cannot fill the GPU;
+//                reduced dim) and its runs are long or 16-byte aligned: LANES threads share one
+//                output and walk its contiguous runs with 16-byte loads; the other reduced dims are
+//                runs ("segments") found by an index calculator. Short aligned runs are walked as
+//                one flat sequence of vectors.
+//   ReduceOuter  the innermost dim is kept (`higher`, and `any` reductions ending in a kept dim) and
+//                wide enough for 16-byte loads along it: BX threads side by side take VEC adjacent
+//                outputs each (one 16-byte load per row, realigned in registers where rows start
+//                off the grid), BLOCK / BX rows of threads split the reduced rows and meet in
+//                shared memory.
+//   ReduceStaged the innermost dims form a contiguous span whose runs are short, odd or misaligned
+//                (3-wide rows, 7-wide columns, 11-long runs between kept dims): the block copies
+//                the span to shared memory with aligned 16-byte loads, whatever its start and
+//                length, and folds it from there, where no alignment matters.
+// Each splits a long reduction over gridDim.y blocks when the outputs alone cannot fill the GPU;
 // partials go to a scratch buffer and the last block to finish combines them in a fixed order, so
 // every run gives the same bits.
 #pragma once
@@ -57,6 +63,35 @@ struct OuterParams {
   long long num_red;               // reduced elements per output
   long long count;                 // for the epilogue
   long long rows_per_split;
+  long long num_splits;            // gridDim.y
+};
+
+template <int KND, int RND, int TKND, int TRND, typename IndexT>
+struct StagedParams {
+  const void* x;
+  void* y;
+  void* partials;                  // [num_splits][num_tiles x num_slots] accumulators, when split
+  unsigned* semaphores;            // one zeroed counter per blockIdx.x, when split
+  kps::IndexCalc<KND, IndexT> kept;      // output tile -> input and output offsets of its first element
+  kps::IndexCalc<RND, IndexT> red;       // stage -> input offset of its span
+  kps::IndexCalc<TKND, unsigned> slots;  // slot (one output of a tile) -> span offset, output offset
+  kps::IndexCalc<TRND, unsigned> folds;  // reduced element of a slot -> span offset
+  long long num_tiles;             // output tiles
+  long long num_stages;            // spans folded into every output tile
+  long long num_slots;             // outputs of a whole tile
+  long long num_folds;             // reduced elements of a slot in a whole span
+  // The span's outermost dim may be cut into chunks of `rows` rows (the last one shorter): then
+  // the chunk is the innermost dim of `kept` (chunk_kept) or of `red`, and only its valid rows
+  // are staged and folded.
+  long long rows;
+  long long rows_total;
+  long long row_chunks;            // 1: every span holds the whole dim
+  long long row_stride;            // elements between its rows (the span is contiguous: rows x this)
+  long long chunk_kept;
+  long long slots_per_row;         // when chunk_kept
+  long long folds_per_row;         // when not chunk_kept
+  long long count;                 // reduced elements per output, for the epilogue
+  long long stages_per_split;
   long long num_splits;            // gridDim.y
 };
 
@@ -118,27 +153,29 @@ __device__ __forceinline__ void FoldContiguous(typename R::acc_t (&acc)[1], cons
   FoldStrided<R, Tr, Tin, 1, LANES, IndexT>(acc, src + done, len - done, 1, lane);
 }
 
-// Fold the flat vector indices [begin, end) of `runs` (segment x vectors per run + vector): short
-// runs laid end to end, so every lane keeps NY loads in flight across run boundaries. The host
-// guarantees every run starts 16-byte aligned and holds whole vectors.
+// Fold the flat indices [begin, end) of `runs`, each one aligned vector of VEC elements (VEC == 1:
+// one element): short runs laid end to end (segment x vectors per run + vector), so every lane
+// keeps NY loads in flight across run boundaries. For VEC > 1 the host guarantees every run starts
+// 16-byte aligned and holds whole vectors.
 template <class R, class Tr, typename Tin, int VEC, int NY, int LANES, class Calc, typename IndexT>
 __device__ __forceinline__ void FoldRuns(typename R::acc_t (&acc)[1], const Tin* src, const Calc& runs,
                                          IndexT begin, IndexT end, int lane) {
   using Acc = typename R::acc_t;
   constexpr IndexT kStep = static_cast<IndexT>(LANES) * NY;
+  constexpr int kAccess = VEC > 1 ? kps::kAligned : kps::kScalar;
   Acc cols[VEC];
   kps::Init(cols, R::Identity());
   Tin raw[VEC * NY];
   Acc tile[VEC * NY];
   IndexT i = begin + lane;
   for (; i + (NY - 1) * LANES < end; i += kStep) {
-    kps::ReadDataReduce<Tin, VEC, NY, false, true>(raw, src, runs, i, static_cast<IndexT>(LANES), 1, VEC, NY);
+    kps::ReadDataReduce<Tin, VEC, NY, false, kAccess>(raw, src, runs, i, static_cast<IndexT>(LANES), 1, VEC, NY);
     kps::ElementwiseUnary<Acc, Tin, VEC, NY, Tr, false>(tile, raw, VEC, NY, R::Identity());
     kps::Reduce<R, VEC, NY>(cols, tile);
   }
   if (i < end) {
     const int num_y = static_cast<int>((end - i + LANES - 1) / LANES);
-    kps::ReadDataReduce<Tin, VEC, NY, true, true>(raw, src, runs, i, static_cast<IndexT>(LANES), 1, VEC, num_y);
+    kps::ReadDataReduce<Tin, VEC, NY, true, kAccess>(raw, src, runs, i, static_cast<IndexT>(LANES), 1, VEC, num_y);
     kps::ElementwiseUnary<Acc, Tin, VEC, NY, Tr, true>(tile, raw, VEC, num_y, R::Identity());
     kps::Reduce<R, VEC, NY>(cols, tile);
   }
@@ -235,7 +272,7 @@ __device__ __forceinline__ void StoreColumns(typename Ep::out_t* dst, const type
 }
 
 template <typename Tin, class R, class Tr, class Ep, int VEC, int NY, int BX, int BLOCK, int KND,
-          int RND, typename IndexT, bool VecIn, bool VecOut>
+          int RND, typename IndexT, int InAccess, bool VecOut>
 __global__ void __launch_bounds__(BLOCK) ReduceOuter(const OuterParams<KND, RND, IndexT> p) {
   using Acc = typename R::acc_t;
   using Tout = typename Ep::out_t;
@@ -267,7 +304,7 @@ __global__ void __launch_bounds__(BLOCK) ReduceOuter(const OuterParams<KND, RND,
     IndexT r = r_begin + ty;
     if (ncols == VEC) {
       for (; r + (NY - 1) * kBY < r_end; r += kStep) {
-        kps::ReadDataReduce<Tin, VEC, NY, false, VecIn>(raw, src, p.red, r, static_cast<IndexT>(kBY),
+        kps::ReadDataReduce<Tin, VEC, NY, false, InAccess>(raw, src, p.red, r, static_cast<IndexT>(kBY),
                                                         p.inner_in_stride, VEC, NY);
         kps::ElementwiseUnary<Acc, Tin, VEC, NY, Tr, false>(tile_acc, raw, VEC, NY, R::Identity());
         kps::Reduce<R, VEC, NY>(acc, tile_acc);
@@ -276,7 +313,7 @@ __global__ void __launch_bounds__(BLOCK) ReduceOuter(const OuterParams<KND, RND,
     if (ncols > 0) {
       for (; r < r_end; r += kStep) {
         const int num_y = static_cast<int>(min(static_cast<IndexT>(NY), (r_end - r + kBY - 1) / kBY));
-        kps::ReadDataReduce<Tin, VEC, NY, true, false>(raw, src, p.red, r, static_cast<IndexT>(kBY),
+        kps::ReadDataReduce<Tin, VEC, NY, true, kps::kScalar>(raw, src, p.red, r, static_cast<IndexT>(kBY),
                                                        p.inner_in_stride, ncols, num_y);
         kps::ElementwiseUnary<Acc, Tin, VEC, NY, Tr, true>(tile_acc, raw, ncols, num_y, R::Identity());
         kps::Reduce<R, VEC, NY>(acc, tile_acc);
@@ -309,6 +346,179 @@ __global__ void __launch_bounds__(BLOCK) ReduceOuter(const OuterParams<KND, RND,
       StoreColumns<Ep, VEC, VecOut>(y + out_off + col * p.inner_out_stride, acc, p.inner_out_stride,
                                     ncols, p.count);
     }
+  }
+}
+
+
+// ReduceStaged: combine each slot's accumulators across the BLOCK / BX threads that folded it;
+// the threads with ty == 0 end with the results.
+template <class R, int SLOTS, int BX, bool LanesAdjacent, int BLOCK>
+__device__ __forceinline__ void CombineStaged(typename R::acc_t (&acc)[SLOTS], typename R::acc_t* smem) {
+  if constexpr (LanesAdjacent) {
+#pragma unroll
+    for (int k = 0; k < SLOTS; ++k) acc[k] = kps::BlockReduce<R, BLOCK / BX, BLOCK>(acc[k], smem);
+  } else {
+    kps::BlockReduceY<R, SLOTS, BX, BLOCK>(acc, smem);
+  }
+}
+
+// A span of the input on its way to shared memory: the aligned 16-byte vectors that cover it, up to
+// SV per thread (thread t holds vectors t, t + BLOCK, ...), and where the span starts in the first.
+template <typename Tin, int SV, int BLOCK>
+struct StagedSpan {
+  using Chunk = kps::Vec<unsigned, 4>;
+  Chunk regs[SV];
+  int head;  // elements of the first vector before the span
+
+  // Issue the loads of the `len` elements at `first` (they stay in flight until Store).
+  __device__ __forceinline__ void Load(const Tin* first, long long len) {
+    const unsigned long long addr = reinterpret_cast<unsigned long long>(first);
+    head = static_cast<int>((addr & 15u) / sizeof(Tin));
+    const int vectors = static_cast<int>((head * sizeof(Tin) + len * sizeof(Tin) + 15) / 16);
+    kps::ReadData<Chunk, 1, SV, true>(regs, reinterpret_cast<const Chunk*>(addr & ~15ull) + threadIdx.x, 0, BLOCK, 1,
+                                      Mine(vectors));
+    vectors_ = vectors;
+  }
+
+  __device__ __forceinline__ void Store(Chunk* smem) const {
+    kps::WriteData<Chunk, SV, true, false>(smem + threadIdx.x, regs, BLOCK, Mine(vectors_));
+  }
+
+ private:
+  int vectors_;
+  __device__ __forceinline__ static int Mine(int vectors) {
+    return min(SV, max(0, (vectors - static_cast<int>(threadIdx.x) + BLOCK - 1) / BLOCK));
+  }
+};
+
+// Thread layout of ReduceStaged: BX threads across a tile's slots, BLOCK / BX across its reduced
+// elements, the latter adjacent (LanesAdjacent: rows, where a slot's elements are neighbours in the
+// span) or the former (columns, where neighbouring slots are). A thread keeps SLOTS accumulators
+// (slots tx, tx + BX, ...) across the spans of a tile; SLOTS == 0 is direct: every span holds whole
+// reductions (one stage per tile, no split), so each slot is folded, combined and stored in turn and
+// a thread may take any number of them.
+template <typename Tin, class R, class Tr, class Ep, int SV, int NY, int BX, int SLOTS, bool LanesAdjacent,
+          int BLOCK, int KND, int RND, int TKND, int TRND, typename IndexT>
+__global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RND, TKND, TRND, IndexT> p) {
+  using Acc = typename R::acc_t;
+  using Tout = typename Ep::out_t;
+  using Span = StagedSpan<Tin, SV, BLOCK>;
+  constexpr int kBY = BLOCK / BX;
+  constexpr bool kDirect = SLOTS == 0;
+  static_assert(!LanesAdjacent || kBY <= kps::kWarpSize, "adjacent lanes meet by warp shuffles");
+  static_assert(!kDirect || LanesAdjacent, "a direct slot is combined by warp shuffles");
+  __shared__ typename Span::Chunk staged[BLOCK * SV];
+  __shared__ Acc smem[LanesAdjacent ? 1 : SLOTS * BLOCK];
+  const Tin* x = static_cast<const Tin*>(p.x);
+  Tout* y = static_cast<Tout*>(p.y);
+  Acc* partials = static_cast<Acc*>(p.partials);
+  const int tx = LanesAdjacent ? threadIdx.x / kBY : threadIdx.x % BX;
+  const int ty = LanesAdjacent ? threadIdx.x % kBY : threadIdx.x / BX;
+
+  const IndexT split = blockIdx.y;
+  const IndexT s_begin = split * static_cast<IndexT>(p.stages_per_split);
+  const IndexT s_end = min(static_cast<IndexT>(p.num_stages), s_begin + static_cast<IndexT>(p.stages_per_split));
+  // Rows of the span's outermost dim in the span of (tile, stage).
+  auto rows = [&](IndexT tile, IndexT stage) -> long long {
+    const long long chunk = static_cast<long long>(p.chunk_kept ? tile : stage) % p.row_chunks;
+    return min(p.rows, p.rows_total - chunk * p.rows);
+  };
+  auto load = [&](Span& span, IndexT tile, IndexT stage) {
+    span.Load(x + p.kept.Offset(tile) + p.red.Offset(stage), rows(tile, stage) * p.row_stride);
+  };
+
+  // Work items (tile, stage) in order; the next item's loads are in flight while this one is folded.
+  // tile and stage are uniform across the block, so every thread reaches every barrier.
+  IndexT tile = blockIdx.x, stage = s_begin;
+  Span span;
+  if (tile < p.num_tiles) load(span, tile, stage);
+  Acc acc[kDirect ? 1 : SLOTS];
+  kps::Init(acc, R::Identity());
+  while (tile < p.num_tiles) {
+    __syncthreads();  // the previous item is folded: its shared memory is free
+    span.Store(staged);
+    const Tin* tile_in = reinterpret_cast<const Tin*>(staged) + span.head;
+    const long long valid_rows = rows(tile, stage);
+    const unsigned num_slots = static_cast<unsigned>(p.chunk_kept ? valid_rows * p.slots_per_row : p.num_slots);
+    const unsigned num_folds = static_cast<unsigned>(p.chunk_kept ? p.num_folds : valid_rows * p.folds_per_row);
+    __syncthreads();
+    IndexT next_tile = tile, next_stage = stage + 1;
+    if (next_stage == s_end) {
+      next_stage = s_begin;
+      next_tile += gridDim.x;
+    }
+    if (next_tile < p.num_tiles) load(span, next_tile, next_stage);
+
+    if constexpr (kDirect) {  // every slot's whole reduction is in this span: fold, combine and store each in turn
+      const long long out_off = p.kept.OutOffset(tile);
+      for (unsigned base = 0; base < num_slots; base += BX) {  // uniform: every lane reaches the shuffles
+        const unsigned slot = base + tx;
+        Acc a[1] = {R::Identity()};
+        if (slot < num_slots) {
+          FoldRuns<R, Tr, Tin, 1, NY, kBY>(a, tile_in + p.slots.Offset(slot), p.folds, 0u, num_folds,
+                                           static_cast<unsigned>(ty));
+        }
+        a[0] = kps::BlockReduce<R, kBY, BLOCK>(a[0], smem);
+        if (slot < num_slots && ty == 0) {
+          const Tout out[1] = {Ep::Apply(a[0], p.count)};
+          kps::WriteData<Tout, 1, false, false>(y + out_off + p.slots.OutOffset(slot), out, 1, 1);
+        }
+      }
+    } else {
+#pragma unroll
+      for (int k = 0; k < SLOTS; ++k) {
+        const unsigned slot = tx + k * BX;
+        if (slot < num_slots) {
+          Acc a[1] = {acc[k]};
+          FoldRuns<R, Tr, Tin, 1, NY, kBY>(a, tile_in + p.slots.Offset(slot), p.folds, 0u, num_folds,
+                                           static_cast<unsigned>(ty));
+          acc[k] = a[0];
+        }
+      }
+      if (next_stage == s_begin) {  // the tile's last stage: finish its outputs
+        CombineStaged<R, SLOTS, BX, LanesAdjacent, BLOCK>(acc, smem);
+        const int mine = tx < num_slots ? min(SLOTS, static_cast<int>((num_slots - tx + BX - 1) / BX)) : 0;
+        bool write = true;
+        if (p.num_splits > 1) {
+          // The host launches one block column per tile when it splits: no grid-stride here.
+          const long long per_split = p.num_tiles * p.num_slots;
+          Acc* tile_partials = partials + static_cast<long long>(tile) * p.num_slots + tx;
+          if (ty == 0) {
+#pragma unroll
+            for (int k = 0; k < SLOTS; ++k) {
+              if (k < mine) tile_partials[split * per_split + k * BX] = acc[k];
+            }
+          }
+          write = kps::IsLastBlock(p.semaphores + blockIdx.x, static_cast<unsigned>(p.num_splits));
+          if (write) {  // all of a thread's partials of kRows splits in flight at once
+            constexpr int kRows = 16 / SLOTS;
+            kps::Init(acc, R::Identity());
+            for (IndexT s = ty; s < p.num_splits; s += static_cast<IndexT>(kBY) * kRows) {
+              const IndexT left = static_cast<IndexT>(p.num_splits) - s;
+              const int num_y = static_cast<int>(min(static_cast<IndexT>(kRows), (left + kBY - 1) / kBY));
+              Acc part[SLOTS * kRows];
+              kps::ReadPartials<Acc, SLOTS, kRows>(part, tile_partials + s * per_split, kBY * per_split, mine, num_y,
+                                                   R::Identity(), BX);
+              kps::Reduce<R, SLOTS, kRows>(acc, part);
+            }
+            CombineStaged<R, SLOTS, BX, LanesAdjacent, BLOCK>(acc, smem);
+          }
+        }
+        if (write && ty == 0) {
+          const long long out_off = p.kept.OutOffset(tile);
+#pragma unroll
+          for (int k = 0; k < SLOTS; ++k) {
+            if (k < mine) {
+              const Tout out[1] = {Ep::Apply(acc[k], p.count)};
+              kps::WriteData<Tout, 1, false, false>(y + out_off + p.slots.OutOffset(tx + k * BX), out, 1, 1);
+            }
+          }
+        }
+        kps::Init(acc, R::Identity());
+      }
+    }
+    tile = next_tile;
+    stage = next_stage;
   }
 }
 

@@ -55,9 +55,14 @@ __device__ __forceinline__ void ReadDataVec(T (&dst)[NX * NY], const T* src, lon
   }
 }
 
+// How ReadDataReduce reads the NX contiguous elements of a tile row.
+constexpr int kScalar = 0;   // element by element, stride_x apart (and every boundary tile)
+constexpr int kAligned = 1;  // one aligned vector: the host checked every row's alignment
+constexpr int kShifted = 2;  // aligned vectors realigned in registers (LoadShifted): rows of any start
+
 // Row y at src + calc.Offset(first + y * step): the reduced dims need not be one stride.
-// Along x either one aligned vector (Vectorized, boundary only along y) or NX strided elements.
-template <typename T, int NX, int NY, bool IsBoundary, bool Vectorized, class Calc, typename IndexT>
+// Along x one vector (Access kAligned or kShifted, boundary only along y) or NX strided elements.
+template <typename T, int NX, int NY, bool IsBoundary, int Access, class Calc, typename IndexT>
 __device__ __forceinline__ void ReadDataReduce(T (&dst)[NX * NY], const T* src, const Calc& calc,
                                                IndexT first, IndexT step, long long stride_x,
                                                int num_x, int num_y) {
@@ -65,8 +70,13 @@ __device__ __forceinline__ void ReadDataReduce(T (&dst)[NX * NY], const T* src, 
   for (int y = 0; y < NY; ++y) {
     if (!IsBoundary || y < num_y) {
       const T* row = src + calc.Offset(first + static_cast<IndexT>(y) * step);
-      if constexpr (Vectorized) {
-        const Vec<T, NX> v = *reinterpret_cast<const Vec<T, NX>*>(row);
+      if constexpr (Access != kScalar) {
+        Vec<T, NX> v;
+        if constexpr (Access == kAligned) {
+          v = *reinterpret_cast<const Vec<T, NX>*>(row);
+        } else {
+          v = LoadShifted<T, NX>(row);
+        }
 #pragma unroll
         for (int x = 0; x < NX; ++x) dst[y * NX + x] = v.val[x];
       } else {
@@ -79,18 +89,18 @@ __device__ __forceinline__ void ReadDataReduce(T (&dst)[NX * NY], const T* src, 
   }
 }
 
-// Tile element (y, x) = src[y * stride_y + x], read through L2: partials that other blocks of the
-// same launch wrote (L1 is not coherent across SMs). Slots outside num_x / num_y hold `identity`.
-// All NX * NY loads are issued before any is used, so a split's combine costs one round trip per
-// NY rows instead of one per row.
+// Tile element (y, x) = src[y * stride_y + x * stride_x], read through L2: partials that other
+// blocks of the same launch wrote (L1 is not coherent across SMs). Slots outside num_x / num_y hold
+// `identity`. All NX * NY loads are issued before any is used, so a split's combine costs one round
+// trip per NY rows instead of one per row.
 template <typename T, int NX, int NY>
 __device__ __forceinline__ void ReadPartials(T (&dst)[NX * NY], const T* src, long long stride_y, int num_x,
-                                             int num_y, T identity) {
+                                             int num_y, T identity, long long stride_x = 1) {
 #pragma unroll
   for (int y = 0; y < NY; ++y) {
 #pragma unroll
     for (int x = 0; x < NX; ++x) {
-      dst[y * NX + x] = (x < num_x && y < num_y) ? LoadGlobalCG(src + y * stride_y + x) : identity;
+      dst[y * NX + x] = (x < num_x && y < num_y) ? LoadGlobalCG(src + y * stride_y + x * stride_x) : identity;
     }
   }
 }
