@@ -232,7 +232,34 @@ def _parse(argv):
     p.add_argument("--repeat", type=int, default=30, help="timed calls per measurement (median)")
     p.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
     p.add_argument("--plot", metavar="FILE.png", help="also draw a bar chart of GB/s per case (needs matplotlib)")
+    p.add_argument("--sweep", action="store_true",
+                   help="instead of the public cases: GB/s against width of (N, W) arrays, both axes, float32 and "
+                        "float16 sums and bool any, and 3-d/4-d layouts over every axis set (ops/sweep.py); "
+                        "--plot then draws GB/s against W")
+    p.add_argument("--widths", help="the sweep's widths, e.g. 1-64,127,1001 (default: 1-64 and 11 odd ones up to 9999)")
+    p.add_argument("--no-layouts", action="store_true", help="the sweep without its 3-d/4-d layouts")
     return p.parse_args(argv)
+
+
+def main_sweep(args) -> int:
+    from . import sweep
+
+    if not timing.gpu_available():
+        print("no GPU: the sweep measures GPU kernels against torch and CuPy and needs one")
+        return 0
+    widths = sweep.parse_widths(args.widths) if args.widths else sweep.WIDTHS
+    rows, ceiling = sweep.run(widths, layouts=not args.no_layouts, repeat=args.repeat)
+    print(f"read ceiling {ceiling:.0f} GB/s (measured now)")
+    print(sweep.width_table([r for r in rows if len(r["shape"]) == 2]))
+    layout_rows = [r for r in rows if len(r["shape"]) > 2]
+    if layout_rows:
+        print(sweep.layout_table(layout_rows))
+    print(sweep.summary(rows, ceiling))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"ceiling_GBps": ceiling, "rows": rows}, indent=1))
+    if args.plot:
+        sweep.plot(rows, ceiling, args.plot)
+    return 1 if any(not r["ok"] for r in rows) else 0
 
 
 def select_cases(args) -> List[Case]:
@@ -251,6 +278,8 @@ def select_cases(args) -> List[Case]:
 
 def main(argv=None) -> int:
     args = _parse(argv)
+    if args.sweep:
+        return main_sweep(args)
     cases = select_cases(args)
     gpu = timing.gpu_available()
     if gpu:

@@ -1,0 +1,205 @@
+"""`python -m ops.bench --sweep`: speed on the shapes the public cases leave out, against the peers.
+
+Two families, each timed against torch and CuPy in the same run (GB/s = input + output bytes over
+the time of one call, CUDA events, median, as in the public table):
+- widths: (N, W) arrays of about 256 MB for every W from 1 to 64 and odd widths up to 9,999,
+  reduced over axis 0 (columns) and axis 1 (rows): float32 and float16 sums, bool `any`;
+- layouts: 3-d and 4-d float32 arrays of about 256 MB whose dims are short or odd, summed over
+  every non-empty combination of axes.
+Every result is checked against a float64 reference computed on the GPU. `--plot FILE.png` draws
+GB/s against W for this project and each peer, one panel per (op, dtype, axis).
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from . import bench, timing
+
+#: Every width from 1 to 64, then odd ones (and 2^k - 1) up to about 10,000.
+WIDTHS = list(range(1, 65)) + [65, 99, 127, 255, 257, 511, 1001, 1023, 2047, 4095, 9999]
+
+#: (op, dtype) pairs of the width family.
+KINDS = [("sum", "float32"), ("sum", "float16"), ("any", "bool")]
+
+#: Bytes of every input (rounded down to whole rows).
+SWEEP_BYTES = 256 << 20
+
+#: The inner dims of the layout family (N is chosen for SWEEP_BYTES of float32): short, odd and
+#: mixed runs, a short reduced middle axis under a wide kept one, batch-norm planes of 7 x 7.
+LAYOUTS = [(7, 11), (3, 5), (16, 3), (33, 7), (5, 129), (7, 2048), (3, 7, 5), (64, 7, 7), (5, 9, 33)]
+
+#: Share of the read ceiling every case of the sweep should reach (widths of 2 and more).
+TARGET = 0.85
+
+#: A call slower than this is timed fewer times (CuPy's narrow column sums take tens of ms).
+SLOW_CALL_MS = 3.0
+
+
+def width_cases(widths: Sequence[int] = WIDTHS, kinds=KINDS) -> List[Tuple[str, str, Tuple[int, ...], Tuple[int, ...]]]:
+    """(op, dtype, shape, axes) of the width family."""
+    cases = []
+    for op, dtype in kinds:
+        item = np.dtype(dtype).itemsize
+        for w in widths:
+            for axis in (0, 1):
+                cases.append((op, dtype, (SWEEP_BYTES // (w * item), w), (axis,)))
+    return cases
+
+
+def layout_cases(layouts=LAYOUTS) -> List[Tuple[str, str, Tuple[int, ...], Tuple[int, ...]]]:
+    """(op, dtype, shape, axes) of the layout family: every non-empty axis subset but the full one
+    (a full reduction is the same flat sum whatever the shape)."""
+    cases = []
+    for inner in layouts:
+        shape = (SWEEP_BYTES // (4 * math.prod(inner)),) + tuple(inner)
+        for r in range(1, len(shape)):
+            for axes in itertools.combinations(range(len(shape)), r):
+                cases.append(("sum", "float32", shape, axes))
+    return cases
+
+
+def _reference_ok(result, x, op: str, axes) -> bool:
+    """Our result against a float64 reference computed on the GPU (cheap enough for 256 MB inputs)."""
+    import cupy
+
+    if op == "any":
+        return bool((cupy.any(x, axis=axes) == result).all())
+    ref = cupy.sum(x.astype(cupy.float64), axis=axes)
+    tol = 2e-2 if x.dtype == np.float16 else 1e-4
+    n = x.size // max(ref.size, 1)
+    return bool(cupy.allclose(result.astype(cupy.float64), ref, rtol=tol, atol=tol * math.sqrt(n)))
+
+
+def measure(op: str, dtype: str, shape, axes, ceiling: float, repeat: int = 30) -> dict:
+    """One case: this project and the peers, GB/s and the check."""
+    import cupy
+
+    x = bench.make_input(shape, np.dtype(dtype), cupy)
+    ours = bench.OPS[op][0]
+    n_out = math.prod(n for i, n in enumerate(shape) if i not in axes)
+    nbytes = (x.size + n_out) * x.itemsize
+    row = {"op": op, "dtype": dtype, "shape": list(shape), "axes": list(axes), "MB": nbytes / 1e6}
+    row["ok"] = _reference_ok(ours(x, axis=axes), x, op, axes)
+    calls = {"ours": lambda: ours(x, axis=axes), **bench.peer_calls(op, x, axes)}
+    for name, fn in calls.items():
+        row[f"{name}_us"] = timing.median_us(fn, repeat=repeat, slow_ms=SLOW_CALL_MS)
+        row[f"{name}_GBps"] = nbytes / row[f"{name}_us"] / 1e3
+    peers = [row[f"{p}_us"] for p in ("torch", "cupy") if f"{p}_us" in row]
+    row["vs_best_peer"] = min(peers) / row["ours_us"] if peers else float("nan")
+    row["pct_ceiling"] = 100 * row["ours_GBps"] / ceiling
+    del x
+    cupy.get_default_memory_pool().free_all_blocks()
+    return row
+
+
+def _cell(row: Optional[dict]) -> str:
+    if row is None:
+        return " " * 27
+    flag = "" if row["ok"] else " WRONG"
+    mark = "<" if row["vs_best_peer"] < 1 else " "
+    return (f"{row['ours_GBps']:>6.0f}{mark}{row.get('torch_GBps', float('nan')):>6.0f}"
+            f"{row.get('cupy_GBps', float('nan')):>6.0f}{row['pct_ceiling']:>6.0f}%{flag}")
+
+
+def width_table(rows: List[dict]) -> str:
+    """One block per (op, dtype): W, then for each axis this project / torch / cupy GB/s and this
+    project's % of the ceiling; '<' marks a cell behind the best peer."""
+    out = []
+    by_key: Dict[tuple, dict] = {(r["op"], r["dtype"], r["shape"][1], r["axes"][0]): r for r in rows}
+    for op, dtype in dict.fromkeys((r["op"], r["dtype"]) for r in rows):
+        out.append(f"{op} {dtype}: GB/s this / torch / cupy, % of ceiling ('<': behind the best peer)")
+        out.append(f"{'W':>6}  {'axis 0 (columns)':<27}  {'axis 1 (rows)':<27}")
+        for w in sorted({r["shape"][1] for r in rows if (r["op"], r["dtype"]) == (op, dtype)}):
+            out.append(f"{w:>6}  {_cell(by_key.get((op, dtype, w, 0)))}  {_cell(by_key.get((op, dtype, w, 1)))}")
+    return "\n".join(out)
+
+
+def layout_table(rows: List[dict]) -> str:
+    out = [f"{'shape':<26}{'axes':<14}{'this':>7} {'torch':>6}{'cupy':>6}{'%ceil':>7}  (GB/s)"]
+    for r in rows:
+        out.append(f"{'x'.join(map(str, r['shape'])):<26}{str(tuple(r['axes'])):<14}{_cell(r)}")
+    return "\n".join(out)
+
+
+def summary(rows: List[dict], ceiling: float) -> str:
+    behind = [r for r in rows if r["vs_best_peer"] < 1]
+    counted = [r for r in rows if not (len(r["shape"]) == 2 and r["shape"][1] < 2)]
+    low = [r for r in counted if r["pct_ceiling"] < 100 * TARGET]
+    wrong = sum(not r["ok"] for r in rows)
+    return (f"sweep: {len(rows) - len(behind)}/{len(rows)} cases at or faster than the best peer; "
+            f"{len(counted) - len(low)}/{len(counted)} at >= {TARGET:.0%} of the ceiling (W >= 2); "
+            f"{wrong} wrong results; ceiling {ceiling:.0f} GB/s")
+
+
+def plot(rows: List[dict], ceiling: float, path: str) -> None:
+    """GB/s against W (log scale), one panel per (op, dtype, axis): this project, torch, cupy."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    widths = [r for r in rows if len(r["shape"]) == 2]
+    panels = list(dict.fromkeys((r["op"], r["dtype"], r["axes"][0]) for r in widths))
+    ncols = 2
+    nrows = max(1, math.ceil(len(panels) / ncols))
+    fig, axs = plt.subplots(nrows, ncols, figsize=(12, 3.4 * nrows), squeeze=False)
+    for ax, (op, dtype, axis) in zip(axs.flat, panels):
+        sel = sorted((r for r in widths if (r["op"], r["dtype"], r["axes"][0]) == (op, dtype, axis)),
+                     key=lambda r: r["shape"][1])
+        w = [r["shape"][1] for r in sel]
+        for name, style in (("ours", "-o"), ("torch", "-s"), ("cupy", "-^")):
+            ax.plot(w, [r.get(f"{name}_GBps", float("nan")) for r in sel], style, markersize=2.5, linewidth=1,
+                    label="this project" if name == "ours" else name)
+        ax.axhline(ceiling, color="k", linestyle="--", linewidth=0.8, label="read ceiling")
+        ax.axhline(ceiling * TARGET, color="grey", linestyle=":", linewidth=0.8, label=f"{TARGET:.0%} of it")
+        ax.set_xscale("log")
+        ax.set_ylim(0, ceiling * 1.1)
+        ax.set_title(f"{op} {dtype}, axis {axis} ({'columns' if axis == 0 else 'rows'}) of (N, W), ~256 MB",
+                     fontsize=9)
+        ax.set_xlabel("W")
+        ax.set_ylabel("GB/s")
+    for ax in list(axs.flat)[len(panels):]:
+        ax.axis("off")
+    axs.flat[0].legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+
+
+def _warm(case) -> None:
+    """Compile (into the disk cache) what one case needs: run in a worker process."""
+    import cupy
+
+    op, dtype, shape, axes = case
+    bench.OPS[op][0](cupy.empty(shape, dtype=dtype), axis=axes)
+    cupy.cuda.Device().synchronize()
+
+
+def warm(cases, workers: int = 0) -> None:
+    """Compile every kernel the cases need in parallel processes, before timing any of them."""
+    import multiprocessing
+    import os
+
+    with multiprocessing.get_context("spawn").Pool(workers or os.cpu_count() or 1) as pool:
+        pool.map(_warm, cases, chunksize=1)
+
+
+def run(widths: Sequence[int] = WIDTHS, layouts: bool = True, repeat: int = 30, kinds=KINDS):
+    """Measure both families; returns (rows, ceiling)."""
+    ceiling = timing.read_ceiling_gbps()
+    cases = width_cases(widths, kinds) + (layout_cases() if layouts else [])
+    warm(cases)
+    rows = [measure(op, dtype, shape, axes, ceiling, repeat) for op, dtype, shape, axes in cases]
+    return rows, ceiling
+
+
+def parse_widths(text: str) -> List[int]:
+    """'1-64,65,127' -> [1, ..., 64, 65, 127]."""
+    out = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        out += list(range(int(lo), int(hi or lo) + 1))
+    return out
