@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ops import bench, timing
+from ops import bench, sweep, timing
 
 ROOT = Path(__file__).resolve().parent.parent
 SUITE = ROOT / "asv_benches" / "benchmarks" / "reductions.py"
@@ -34,7 +34,8 @@ def test_parameters_are_well_formed(suite):
     assert set(suite.CASES) == public
     assert set(suite.HEADLINE_CASES) <= public and set(suite.SMALL_CASES) <= public
     assert set(suite.OPS) == set(bench.OPS)
-    classes = [suite.PublicCases, suite.PercentOfCeiling, suite.OpsByDtype, suite.SmallEndToEnd]
+    assert set(suite.WIDTHS) <= set(sweep.WIDTHS) and len(suite.WIDTH_KINDS) == len(sweep.KINDS)
+    classes = [suite.PublicCases, suite.PercentOfCeiling, suite.OpsByDtype, suite.SmallEndToEnd, suite.Widths]
     assert all(suite.applies(*pair.split("-")) for pair in suite.OP_DTYPES)
     assert {p.split("-")[0] for p in suite.OP_DTYPES} == set(suite.OPS)
     for cls in classes:
@@ -51,7 +52,7 @@ def test_parameters_are_well_formed(suite):
 @pytest.mark.skipif(timing.gpu_available(), reason="checks the no-GPU behaviour")
 def test_skips_cleanly_without_a_gpu(suite):
     for cls, args in ((suite.PublicCases, ("tiny_32x32", "kps")), (suite.OpsByDtype, ("full_1d_256M", "max-float32")),
-                      (suite.PercentOfCeiling, ("tiny_32x32",))):
+                      (suite.PercentOfCeiling, ("tiny_32x32",)), (suite.Widths, ("sum-float32", 7, 0, "kps"))):
         assert cls().setup_cache() is None
         with pytest.raises(NotImplementedError):
             cls().setup(None, *args)  # asv hands the (empty) cache first

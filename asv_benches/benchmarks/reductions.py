@@ -7,7 +7,7 @@ ops.bench` uses). Each class measures all its parameters once, in `setup_cache` 
 CUDA context, one ceiling measurement), and the tracks read the numbers back. Without a GPU the
 cache is empty and every setup raises NotImplementedError: asv skips the suite.
 """
-from ops import bench, timing
+from ops import bench, sweep, timing
 
 _CASES = {c.name: c for c in bench.load_cases()}
 CASES = list(_CASES)
@@ -23,6 +23,10 @@ def applies(op: str, dtype: str) -> bool:
     """all/any on bool; the arithmetic ops on numbers."""
     return (op in ("all", "any")) == (dtype == "bool")
 
+
+#: Widths of `python -m ops.bench --sweep` the history tracks: odd, narrow and wide, off the 16-byte grid.
+WIDTHS = [3, 7, 17, 33, 65, 127, 1001]
+WIDTH_KINDS = [f"{op}-{dt}" for op, dt in sweep.KINDS]
 
 #: "op-dtype" pairs that apply (one parameter, so asv spends no process on a pair that does not).
 OP_DTYPES = [f"{op}-{dt}" for op in OPS for dt in DTYPES if applies(op, dt)]
@@ -142,15 +146,54 @@ class OpsByDtype(_Tracked):
     track_pct_ceiling.unit = "%"
 
 
+class Widths(_Tracked):
+    """(N, W) inputs of the sweep (about 256 MB) reduced over axis 0 (columns) or 1 (rows): GB/s of
+    this project and the peers, and this project's share of the read ceiling."""
+
+    params = (WIDTH_KINDS, WIDTHS, [0, 1], IMPLS)
+    param_names = ["kind", "width", "axis", "impl"]
+
+    def setup_cache(self):
+        if not timing.gpu_available():
+            return None
+        out = {"ceiling": timing.read_ceiling_gbps()}
+        for op, dtype, shape, (axis,) in sweep.width_cases(WIDTHS):
+            row = sweep.measure(op, dtype, shape, (axis,), out["ceiling"])
+            for impl, name in (("kps", "ours"), ("cupy", "cupy"), ("torch", "torch")):
+                if f"{name}_GBps" in row:
+                    out[(f"{op}-{dtype}", shape[1], axis, impl)] = row[f"{name}_GBps"]
+        return out
+
+    @staticmethod
+    def key(kind, width, axis, impl):
+        return (kind, int(width), int(axis), impl)
+
+    def track_gbps(self, cache, kind, width, axis, impl):
+        return self.value(cache, kind, width, axis, impl)
+
+    def track_pct_ceiling(self, cache, kind, width, axis, impl):
+        if impl != "kps":
+            raise NotImplementedError("the share of the ceiling is tracked for this project only")
+        return 100.0 * self.value(cache, kind, width, axis, impl) / cache["ceiling"]
+
+    track_gbps.unit = "GB/s"
+    track_pct_ceiling.unit = "%"
+
+
 def warm(job) -> None:
-    """Compile (into the disk cache) the kernels one (case, dtype, ops) needs: run in a worker."""
+    """Compile (into the disk cache) the kernels one (case, dtype, ops) or one width case
+    (op, dtype, shape, axes) needs: run in a worker."""
     import cupy
 
-    case, dtype, ops = job
-    c = _CASES[case]
-    x = bench.make_input(c.shape, dtype, cupy)
+    if len(job) == 4:
+        op, dtype, shape, axes = job
+        ops = [op]
+    else:
+        case, dtype, ops = job
+        shape, axes = _CASES[case].shape, _CASES[case].axes
+    x = cupy.empty(shape, dtype=dtype)  # compiling needs the layout only
     for op in ops:
-        _call("kps", op, x, c.axes)()
+        _call("kps", op, x, axes)()
     cupy.cuda.Device().synchronize()
 
 
@@ -159,7 +202,7 @@ def warm_all(workers: int) -> int:
     measurements run one process at a time and would otherwise compile serially)."""
     import multiprocessing
 
-    jobs = _matrix_runs()
+    jobs = _matrix_runs() + sweep.width_cases(WIDTHS)
     with multiprocessing.get_context("spawn").Pool(workers) as pool:
         pool.map(warm, jobs, chunksize=1)
     return len(jobs)
