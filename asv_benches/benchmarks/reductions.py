@@ -148,7 +148,7 @@ class OpsByDtype(_Tracked):
 
 class Widths(_Tracked):
     """(N, W) inputs of the sweep (about 256 MB) reduced over axis 0 (columns) or 1 (rows): GB/s of
-    this project and the peers, and this project's share of the read ceiling."""
+    this project and the peers (GB/s = input + output bytes over the time of one call)."""
 
     params = (WIDTH_KINDS, WIDTHS, [0, 1], IMPLS)
     param_names = ["kind", "width", "axis", "impl"]
@@ -171,13 +171,7 @@ class Widths(_Tracked):
     def track_gbps(self, cache, kind, width, axis, impl):
         return self.value(cache, kind, width, axis, impl)
 
-    def track_pct_ceiling(self, cache, kind, width, axis, impl):
-        if impl != "kps":
-            raise NotImplementedError("the share of the ceiling is tracked for this project only")
-        return 100.0 * self.value(cache, kind, width, axis, impl) / cache["ceiling"]
-
     track_gbps.unit = "GB/s"
-    track_pct_ceiling.unit = "%"
 
 
 def warm(job) -> None:
