@@ -27,10 +27,6 @@ from numpy.exceptions import AxisError
 
 from . import policy
 
-#: How ReduceOuter reads a thread's VEC adjacent elements of a row (kps::kScalar, kAligned, kShifted):
-#: element by element, one aligned vector, or aligned vectors realigned in registers.
-SCALAR, ALIGNED, SHIFTED = 0, 1, 2
-
 #: 32-bit index math while every index and offset stays below this (headroom for the loop
 #: counters that run a few steps past the end before their bound check).
 INDEX32_LIMIT = 2**31 - 2**24
@@ -162,7 +158,7 @@ class ReduceConfig:
     rows_per_split: int = 0  # outer kernel split
     col_tiles: int = 1  # outer kernel: tiles of lanes * vec columns
     num_tiles: int = 0
-    in_access: int = 0  # outer kernel: rows read by element (0), aligned vectors (1) or shifted vectors (2)
+    vec_in: bool = False  # outer kernel: 16-byte loads allowed (alignment checked here)
     vec_out: bool = False  # outer kernel: vector stores allowed
     flat_runs: bool = False  # inner kernel: the runs of an output walked as one sequence of vectors
     words: bool = False  # a 1-byte input read as uint32 words (every size, stride and offset in words)
@@ -333,12 +329,10 @@ def plan(
     inner, outer = kept[-1], kept[:-1]
     vec = min(tuning.LOAD_BYTES // itemsize, tuning.MAX_COL_VEC, _pow2_at_most(inner.size))
     ny = _tile_rows(tuning, vec)
-    in_access = SCALAR
-    if inner.in_stride == 1 and vec > 1:
-        if _aligned(in_base, [d.in_stride for d in outer + red], itemsize, vec * itemsize):
-            in_access = ALIGNED
-        elif vec * itemsize in (4, 8, 16):
-            in_access = SHIFTED
+    vec_in = inner.in_stride == 1 and _aligned(in_base, [d.in_stride for d in outer + red if d.size > 1], itemsize,
+                                               vec * itemsize)  # a size-1 dim's stride is never stepped
+    if inner.in_stride == 1 and not vec_in:  # rows off the grid: a column per thread (policy.py)
+        vec, ny = 1, tuning.MISALIGNED_COL_TILE_ROWS
     vec_out = inner.out_stride == 1 and _aligned(out_align, [d.out_stride for d in outer], out_itemsize,
                                                  vec * out_itemsize)
     # BX threads side by side; wider where the reduced rows are too few for BLOCK / BX rows of
@@ -370,7 +364,7 @@ def plan(
         index_bits=index_bits, vec=vec, ny=ny, lanes=bx,
         grid=(min(num_tiles, tuning.MAX_GRID_X), num_splits), num_splits=num_splits,
         rows_per_split=rows_per_split, col_tiles=col_tiles, num_tiles=num_tiles,
-        in_access=in_access, vec_out=vec_out, **common,
+        vec_in=vec_in, vec_out=vec_out, **common,
     )
 
 

@@ -60,6 +60,14 @@ MAX_GRID_Y = 65535
 #: is a 512-byte contiguous run per reduced row.
 MAX_COL_THREADS = 32
 
+#: ReduceOuter: rows in flight per thread where the rows start off the 16-byte grid (a column per
+#: thread, element by element, so four rows would keep only 16 bytes in flight). Same run on the
+#: H100, kernel alone, against 16-byte loads realigned in registers (two loads per vector):
+#: float16 columns 257 / 2047 / 4095 wide 1823 -> 2509 / 2142 -> 2763 / 2144 -> 2763 GB/s, bool
+#: `any` 1198 -> 1817 / 1391 -> 1990 / 1433 -> 2013, float32 1001 wide 2776 -> 2838; 9999 wide
+#: lost (float16 2786 -> 2529 GB/s, bool 2047 -> 1711), as did 511 floats (2777 -> 2626).
+MISALIGNED_COL_TILE_ROWS = 16
+
 #: ReduceOuter: the most adjacent columns (outputs) one thread accumulates. 1-byte inputs would
 #: fit 16 in a load, but 16 accumulators and their tile held bool any to 3 blocks per SM; with 8
 #: (8-byte loads, 4 rows in flight) the H100 ran higher_65536x4096 111.4 -> 101.0 us, mid_32x4096x1024

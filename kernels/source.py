@@ -38,5 +38,5 @@ def kernel_name(cfg: ReduceConfig, functors: Functors) -> str:
     if cfg.kernel == "inner":
         args.append(str(cfg.flat_runs).lower())
         return f"kernels::ReduceInner<{', '.join(map(str, args))}>"
-    args += [cfg.in_access, str(cfg.vec_out).lower()]
+    args += [str(cfg.vec_in).lower(), str(cfg.vec_out).lower()]
     return f"kernels::ReduceOuter<{', '.join(map(str, args))}>"

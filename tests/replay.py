@@ -158,7 +158,7 @@ class Replay:
                                 while r + (ny - 1) * by < r_end:
                                     for y in range(ny):
                                         row = base + red(r + y * by)[0]
-                                        if cfg.in_access == config.ALIGNED:
+                                        if cfg.vec_in:
                                             assert self._address(row) % (vec * self.itemsize) == 0
                                         for j in range(vec):
                                             self._read(row + j * cfg.inner.in_stride)

@@ -188,3 +188,9 @@ def test_plan_invariants(shape, data):
         per_block = cfg.block // cfg.lanes if cfg.kernel == "inner" else 1
         units = cfg.num_out if cfg.kernel == "inner" else cfg.num_tiles
         assert cfg.grid[0] * per_block >= units
+
+
+def test_size_one_reduced_dims_keep_vector_loads():
+    # (N, 1) over axis 1 is a map: the reduced dim's stride is never stepped, so 16-byte loads stay
+    cfg = plan((1 << 20, 1), (1,))
+    assert cfg.kernel == "outer" and cfg.vec_in and cfg.vec == 4

@@ -10,9 +10,9 @@
 //                one flat sequence of vectors.
 //   ReduceOuter  the innermost dim is kept (`higher`, and `any` reductions ending in a kept dim) and
 //                wide enough for 16-byte loads along it: BX threads side by side take VEC adjacent
-//                outputs each (one 16-byte load per row, realigned in registers where rows start
-//                off the grid), BLOCK / BX rows of threads split the reduced rows and meet in
-//                shared memory.
+//                outputs each (one 16-byte load per row where rows are aligned; else a column
+//                each, element by element, with more rows in flight), BLOCK / BX rows of threads
+//                split the reduced rows and meet in shared memory.
 //   ReduceStaged the innermost dims form a contiguous span whose runs are short, odd or misaligned
 //                (3-wide rows, 7-wide columns, 11-long runs between kept dims): the block copies
 //                the span to shared memory with aligned 16-byte loads, whatever its start and
@@ -162,20 +162,19 @@ __device__ __forceinline__ void FoldRuns(typename R::acc_t (&acc)[1], const Tin*
                                          IndexT begin, IndexT end, int lane) {
   using Acc = typename R::acc_t;
   constexpr IndexT kStep = static_cast<IndexT>(LANES) * NY;
-  constexpr int kAccess = VEC > 1 ? kps::kAligned : kps::kScalar;
   Acc cols[VEC];
   kps::Init(cols, R::Identity());
   Tin raw[VEC * NY];
   Acc tile[VEC * NY];
   IndexT i = begin + lane;
   for (; i + (NY - 1) * LANES < end; i += kStep) {
-    kps::ReadDataReduce<Tin, VEC, NY, false, kAccess>(raw, src, runs, i, static_cast<IndexT>(LANES), 1, VEC, NY);
+    kps::ReadDataReduce<Tin, VEC, NY, false, (VEC > 1)>(raw, src, runs, i, static_cast<IndexT>(LANES), 1, VEC, NY);
     kps::ElementwiseUnary<Acc, Tin, VEC, NY, Tr, false>(tile, raw, VEC, NY, R::Identity());
     kps::Reduce<R, VEC, NY>(cols, tile);
   }
   if (i < end) {
     const int num_y = static_cast<int>((end - i + LANES - 1) / LANES);
-    kps::ReadDataReduce<Tin, VEC, NY, true, kAccess>(raw, src, runs, i, static_cast<IndexT>(LANES), 1, VEC, num_y);
+    kps::ReadDataReduce<Tin, VEC, NY, true, (VEC > 1)>(raw, src, runs, i, static_cast<IndexT>(LANES), 1, VEC, num_y);
     kps::ElementwiseUnary<Acc, Tin, VEC, NY, Tr, true>(tile, raw, VEC, num_y, R::Identity());
     kps::Reduce<R, VEC, NY>(cols, tile);
   }
@@ -272,7 +271,7 @@ __device__ __forceinline__ void StoreColumns(typename Ep::out_t* dst, const type
 }
 
 template <typename Tin, class R, class Tr, class Ep, int VEC, int NY, int BX, int BLOCK, int KND,
-          int RND, typename IndexT, int InAccess, bool VecOut>
+          int RND, typename IndexT, bool VecIn, bool VecOut>
 __global__ void __launch_bounds__(BLOCK) ReduceOuter(const OuterParams<KND, RND, IndexT> p) {
   using Acc = typename R::acc_t;
   using Tout = typename Ep::out_t;
@@ -304,7 +303,7 @@ __global__ void __launch_bounds__(BLOCK) ReduceOuter(const OuterParams<KND, RND,
     IndexT r = r_begin + ty;
     if (ncols == VEC) {
       for (; r + (NY - 1) * kBY < r_end; r += kStep) {
-        kps::ReadDataReduce<Tin, VEC, NY, false, InAccess>(raw, src, p.red, r, static_cast<IndexT>(kBY),
+        kps::ReadDataReduce<Tin, VEC, NY, false, VecIn>(raw, src, p.red, r, static_cast<IndexT>(kBY),
                                                         p.inner_in_stride, VEC, NY);
         kps::ElementwiseUnary<Acc, Tin, VEC, NY, Tr, false>(tile_acc, raw, VEC, NY, R::Identity());
         kps::Reduce<R, VEC, NY>(acc, tile_acc);
@@ -313,7 +312,7 @@ __global__ void __launch_bounds__(BLOCK) ReduceOuter(const OuterParams<KND, RND,
     if (ncols > 0) {
       for (; r < r_end; r += kStep) {
         const int num_y = static_cast<int>(min(static_cast<IndexT>(NY), (r_end - r + kBY - 1) / kBY));
-        kps::ReadDataReduce<Tin, VEC, NY, true, kps::kScalar>(raw, src, p.red, r, static_cast<IndexT>(kBY),
+        kps::ReadDataReduce<Tin, VEC, NY, true, false>(raw, src, p.red, r, static_cast<IndexT>(kBY),
                                                        p.inner_in_stride, ncols, num_y);
         kps::ElementwiseUnary<Acc, Tin, VEC, NY, Tr, true>(tile_acc, raw, ncols, num_y, R::Identity());
         kps::Reduce<R, VEC, NY>(acc, tile_acc);

@@ -55,14 +55,9 @@ __device__ __forceinline__ void ReadDataVec(T (&dst)[NX * NY], const T* src, lon
   }
 }
 
-// How ReadDataReduce reads the NX contiguous elements of a tile row.
-constexpr int kScalar = 0;   // element by element, stride_x apart (and every boundary tile)
-constexpr int kAligned = 1;  // one aligned vector: the host checked every row's alignment
-constexpr int kShifted = 2;  // aligned vectors realigned in registers (LoadShifted): rows of any start
-
 // Row y at src + calc.Offset(first + y * step): the reduced dims need not be one stride.
-// Along x one vector (Access kAligned or kShifted, boundary only along y) or NX strided elements.
-template <typename T, int NX, int NY, bool IsBoundary, int Access, class Calc, typename IndexT>
+// Along x either one aligned vector (Vectorized, boundary only along y) or NX strided elements.
+template <typename T, int NX, int NY, bool IsBoundary, bool Vectorized, class Calc, typename IndexT>
 __device__ __forceinline__ void ReadDataReduce(T (&dst)[NX * NY], const T* src, const Calc& calc,
                                                IndexT first, IndexT step, long long stride_x,
                                                int num_x, int num_y) {
@@ -70,13 +65,8 @@ __device__ __forceinline__ void ReadDataReduce(T (&dst)[NX * NY], const T* src, 
   for (int y = 0; y < NY; ++y) {
     if (!IsBoundary || y < num_y) {
       const T* row = src + calc.Offset(first + static_cast<IndexT>(y) * step);
-      if constexpr (Access != kScalar) {
-        Vec<T, NX> v;
-        if constexpr (Access == kAligned) {
-          v = *reinterpret_cast<const Vec<T, NX>*>(row);
-        } else {
-          v = LoadShifted<T, NX>(row);
-        }
+      if constexpr (Vectorized) {
+        const Vec<T, NX> v = *reinterpret_cast<const Vec<T, NX>*>(row);
 #pragma unroll
         for (int x = 0; x < NX; ++x) dst[y * NX + x] = v.val[x];
       } else {

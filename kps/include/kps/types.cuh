@@ -59,44 +59,6 @@ __device__ __forceinline__ To Cast(From x) { return Caster<To, From>::Apply(x); 
 template <typename T, int N>
 struct alignas(sizeof(T) * N) Vec { T val[N]; };
 
-// N contiguous elements at `p`, which need only be aligned to sizeof(T), read as aligned vectors of
-// N * sizeof(T) bytes: the one holding p and, when p is not on its boundary, the next one (which then
-// holds some of the N elements too, so both lie inside the array), realigned in registers. Rows whose
-// starts drift off the 16-byte grid (an odd number of floats apart) still move in whole vectors.
-template <typename T, int N>
-__device__ __forceinline__ Vec<T, N> LoadShifted(const T* p) {
-  constexpr int kBytes = static_cast<int>(sizeof(T)) * N;
-  constexpr int kWords = kBytes / 4;
-  static_assert(kBytes % 4 == 0 && kBytes <= 16, "a shifted load moves 4, 8 or 16 bytes");
-  using Words = Vec<unsigned, kWords>;
-  const unsigned long long addr = reinterpret_cast<unsigned long long>(p);
-  const unsigned shift = static_cast<unsigned>(addr) & (kBytes - 1);
-  const Words* base = reinterpret_cast<const Words*>(addr - shift);
-  const Words lo = base[0];
-  const Words hi = shift ? base[1] : lo;
-  unsigned w[2 * kWords];
-#pragma unroll
-  for (int i = 0; i < kWords; ++i) {
-    w[i] = lo.val[i];
-    w[kWords + i] = hi.val[i];
-  }
-  const unsigned ws = shift / 4, bits = (shift % 4) * 8;
-  union { Words words; Vec<T, N> elems; } out;
-#pragma unroll
-  for (int j = 0; j < kWords; ++j) {
-    unsigned a = w[j], b = w[j + 1];  // words ws + j and ws + j + 1, with no run-time register index
-#pragma unroll
-    for (int s = 1; s < kWords; ++s) {
-      if (ws == static_cast<unsigned>(s)) {
-        a = w[j + s];
-        b = w[j + s + 1];
-      }
-    }
-    out.words.val[j] = sizeof(T) >= 4 ? a : __funnelshift_r(a, b, bits);
-  }
-  return out.elems;
-}
-
 // Number of elements of T in one 16-byte access.
 template <typename T>
 struct VecWidth { static constexpr int value = sizeof(T) <= 16 ? 16 / sizeof(T) : 1; };
