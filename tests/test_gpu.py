@@ -232,7 +232,8 @@ def test_grid_limit_shapes(shape, dtype, op, rng):
 
 @pytest.mark.parametrize("shape,axis", [((1 << 24,), None), ((1 << 22, 16), 0), ((16, 1 << 20), 1),
                                         ((64, 56, 56 * 8), (0, 2)), ((1 << 16, 4096), 0),
-                                        ((32, 64, 28, 28), (0, 2, 3))])
+                                        ((32, 64, 28, 28), (0, 2, 3)), ((1 << 20, 7), 0), ((1 << 20, 7), 1),
+                                        ((1 << 17, 7, 11), (0, 2)), ((1 << 18, 65), 0), ((1 << 16, 1001), 0)])
 def test_repeat_runs_bit_identical(shape, axis, rng):
     xd = cp.asarray(data(shape, np.float32, "sum", rng))
     first = cp.asnumpy(ops.reduce_sum(xd, axis=axis))

@@ -348,7 +348,6 @@ __global__ void __launch_bounds__(BLOCK) ReduceOuter(const OuterParams<KND, RND,
   }
 }
 
-
 // ReduceStaged: combine each slot's accumulators across the BLOCK / BX threads that folded it;
 // the threads with ty == 0 end with the results.
 template <class R, int SLOTS, int BX, bool LanesAdjacent, int BLOCK>
