@@ -130,6 +130,20 @@ class Stage:
     def direct(self) -> bool:
         return self.slots_per_thread == 0
 
+    @property
+    def slots_per_row(self) -> int:
+        """Slots per row of the span's outermost dim, where it is kept (else 0)."""
+        return self.num_slots // self.rows if self.chunk_kept else 0
+
+    @property
+    def folds_per_row(self) -> int:
+        """Folds per row of the span's outermost dim, where it is reduced (else 0)."""
+        return 0 if self.chunk_kept else self.num_folds // self.rows
+
+    def chunk_rows(self, chunk: int) -> int:
+        """Rows in chunk `chunk` of the span's outermost dim (the last one may be short)."""
+        return min(self.rows, self.rows_total - chunk * self.rows)
+
 
 @dataclass(frozen=True)
 class ReduceConfig:
@@ -423,8 +437,6 @@ def _plan_staged(kept, red, itemsize: int, target: int, split_target: int, sm_co
         inner = math.prod(d.size for d, _ in inside)
         slots_per_row = math.prod(d.size for d, k in inside if k)
         rows = min(row_dim.size, capacity // inner)
-        if rows * inner < block * vec * tuning.STAGE_MIN_SPAN_VECTORS_PER_THREAD:
-            break  # spans only narrow from here (policy.py)
         # direct: every reduced dim lies whole in the span, so a tile is one span (policy.py)
         direct = lanes_adjacent and all(k for _, k in dims[:i]) and (row_kept or rows == row_dim.size)
         num_slots = slots_per_row * (rows if row_kept else 1)
@@ -449,7 +461,7 @@ def _plan_staged(kept, red, itemsize: int, target: int, split_target: int, sm_co
                 continue
             bx = min(block, _pow2_at_least(slots_per_row * (rows if row_kept else 1)))
         if rows * inner < block * vec * tuning.STAGE_MIN_SPAN_VECTORS_PER_THREAD:
-            continue
+            continue  # too small a span (policy.py)
         num_slots = slots_per_row * (rows if row_kept else 1)
         slots_per_thread = 0 if direct else _pow2_at_least(_ceil(num_slots, bx))
         chunk = Dim(_ceil(row_dim.size, rows), rows * row_dim.in_stride, rows * row_dim.out_stride)

@@ -38,8 +38,8 @@ def pack(cfg: ReduceConfig) -> List[int]:
         st = cfg.stage
         return head + index_calc(st.slots, 32) + index_calc(st.folds, 32) + [
             st.num_tiles, st.num_stages, st.num_slots, st.num_folds, st.rows, st.rows_total, st.row_chunks,
-            st.row_stride, int(st.chunk_kept), st.num_slots // st.rows if st.chunk_kept else 0,
-            0 if st.chunk_kept else st.num_folds // st.rows, cfg.num_red, st.stages_per_split, cfg.num_splits,
+            st.row_stride, int(st.chunk_kept), st.slots_per_row, st.folds_per_row, cfg.num_red,
+            st.stages_per_split, cfg.num_splits,
         ]
     if cfg.kernel == "inner":
         return head + [

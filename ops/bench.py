@@ -114,9 +114,15 @@ def _host64(a) -> np.ndarray:
     return h if h.dtype == np.bool_ else h.astype(np.float64)
 
 
-def _check(result, x, op: str, axes) -> bool:
-    """Our result against a float64 NumPy reference (a benchmark of a wrong kernel means nothing)."""
-    ref = getattr(np, OPS[op][1])(_host64(x), axis=axes)
+def check_result(result, x, op: str, axes, on_gpu: bool = False) -> bool:
+    """Our result against a float64 reference (a benchmark of a wrong kernel means nothing), computed
+    by NumPy, or with `on_gpu` by CuPy on the GPU (quick enough for the sweep's 256 MB inputs)."""
+    if on_gpu:
+        import cupy
+
+        ref = cupy.asnumpy(getattr(cupy, OPS[op][1])(x if x.dtype == np.bool_ else x.astype(cupy.float64), axis=axes))
+    else:
+        ref = getattr(np, OPS[op][1])(_host64(x), axis=axes)
     tol = 2e-2 if str(x.dtype) in ("float16", "torch.bfloat16", "torch.float16") else 1e-4
     size = math.prod(x.shape)
     return bool(np.allclose(_host64(result), ref, rtol=tol, atol=tol * math.sqrt(size / max(ref.size, 1))))
@@ -127,6 +133,19 @@ def _torch_bfloat16_input(shape):
     if torch is None:
         return None
     return torch.randn(shape, device="cuda", dtype=torch.bfloat16)
+
+
+def time_against_peers(row: dict, op: str, x, axes, nbytes: int, ceiling: float, repeat: int = 30,
+                       slow_ms: float = 0.0) -> None:
+    """Fill `row` with the median time of this project's call and each peer's (`ours_us`,
+    `torch_us`, `cupy_us`), the best peer's time over ours and our share of the ceiling."""
+    ours = OPS[op][0]
+    row["ours_us"] = timing.median_us(lambda: ours(x, axis=axes), repeat=repeat, slow_ms=slow_ms)
+    for peer, fn in peer_calls(op, x, axes).items():
+        row[f"{peer}_us"] = timing.median_us(fn, repeat=repeat, slow_ms=slow_ms)
+    peers = [row[k] for k in ("torch_us", "cupy_us") if k in row]
+    row["vs_best_peer"] = min(peers) / row["ours_us"] if peers else float("nan")
+    row["pct_ceiling"] = 100 * nbytes / row["ours_us"] / 1e3 / ceiling
 
 
 def run_gpu_case(case: Case, op: str, ceiling: float, dtype=None, repeat: int = 30) -> Optional[dict]:
@@ -145,14 +164,9 @@ def run_gpu_case(case: Case, op: str, ceiling: float, dtype=None, repeat: int = 
     axes = case.axes
     nbytes = case.nbytes(np.dtype(f"u{itemsize}"))
     row = {"case": case.name, "op": op, "dtype": name, "MB": nbytes / 1e6}
-    row["ok"] = _check(ours(x, axis=axes), x, op, axes)
-    row["ours_us"] = timing.median_us(lambda: ours(x, axis=axes), repeat=repeat)
-    for peer, fn in peer_calls(op, x, axes).items():
-        row[f"{peer}_us"] = timing.median_us(fn, repeat=repeat)
+    row["ok"] = check_result(ours(x, axis=axes), x, op, axes)
+    time_against_peers(row, op, x, axes, nbytes, ceiling, repeat)
     row["GBps"] = nbytes / row["ours_us"] / 1e3
-    row["pct_ceiling"] = 100 * row["GBps"] / ceiling
-    peers = [row[k] for k in ("torch_us", "cupy_us") if k in row]
-    row["vs_best_peer"] = min(peers) / row["ours_us"]
     del x
     cupy.get_default_memory_pool().free_all_blocks()
     return row

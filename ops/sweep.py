@@ -62,35 +62,19 @@ def layout_cases(layouts=LAYOUTS) -> List[Tuple[str, str, Tuple[int, ...], Tuple
     return cases
 
 
-def _reference_ok(result, x, op: str, axes) -> bool:
-    """Our result against a float64 reference computed on the GPU (cheap enough for 256 MB inputs)."""
-    import cupy
-
-    if op == "any":
-        return bool((cupy.any(x, axis=axes) == result).all())
-    ref = cupy.sum(x.astype(cupy.float64), axis=axes)
-    tol = 2e-2 if x.dtype == np.float16 else 1e-4
-    n = x.size // max(ref.size, 1)
-    return bool(cupy.allclose(result.astype(cupy.float64), ref, rtol=tol, atol=tol * math.sqrt(n)))
-
-
 def measure(op: str, dtype: str, shape, axes, ceiling: float, repeat: int = 30) -> dict:
     """One case: this project and the peers, GB/s and the check."""
     import cupy
 
     x = bench.make_input(shape, np.dtype(dtype), cupy)
-    ours = bench.OPS[op][0]
     n_out = math.prod(n for i, n in enumerate(shape) if i not in axes)
     nbytes = (x.size + n_out) * x.itemsize
     row = {"op": op, "dtype": dtype, "shape": list(shape), "axes": list(axes), "MB": nbytes / 1e6}
-    row["ok"] = _reference_ok(ours(x, axis=axes), x, op, axes)
-    calls = {"ours": lambda: ours(x, axis=axes), **bench.peer_calls(op, x, axes)}
-    for name, fn in calls.items():
-        row[f"{name}_us"] = timing.median_us(fn, repeat=repeat, slow_ms=SLOW_CALL_MS)
-        row[f"{name}_GBps"] = nbytes / row[f"{name}_us"] / 1e3
-    peers = [row[f"{p}_us"] for p in ("torch", "cupy") if f"{p}_us" in row]
-    row["vs_best_peer"] = min(peers) / row["ours_us"] if peers else float("nan")
-    row["pct_ceiling"] = 100 * row["ours_GBps"] / ceiling
+    row["ok"] = bench.check_result(bench.OPS[op][0](x, axis=axes), x, op, axes, on_gpu=True)
+    bench.time_against_peers(row, op, x, axes, nbytes, ceiling, repeat, slow_ms=SLOW_CALL_MS)
+    for name in ("ours", "torch", "cupy"):
+        if f"{name}_us" in row:
+            row[f"{name}_GBps"] = nbytes / row[f"{name}_us"] / 1e3
     del x
     cupy.get_default_memory_pool().free_all_blocks()
     return row

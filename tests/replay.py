@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections import Counter
 from typing import Callable, Tuple
 
-from kernels import config
 from kernels.config import ReduceConfig
 
 
@@ -207,15 +206,14 @@ class Replay:
                 assert cfg.num_splits == 1 or gx == st.num_tiles, "split launches must not grid-stride"
                 for tile in range(block_x, st.num_tiles, gx):
                     for stage in range(s_begin, s_end):
-                        chunk = (tile if st.chunk_kept else stage) % st.row_chunks
-                        rows = min(st.rows, st.rows_total - chunk * st.rows)
+                        rows = st.chunk_rows((tile if st.chunk_kept else stage) % st.row_chunks)
                         start = kept(tile)[0] + red(stage)[0]
                         span = (start, start + rows * st.row_stride)
                         head = 16 - self.itemsize  # the most bytes of its first vector before a span
                         assert (span[1] - span[0]) * self.itemsize + head <= cfg.block * st.vectors * 16, \
                             "the span does not fit the staged vectors"
-                        num_slots = rows * (st.num_slots // st.rows) if st.chunk_kept else st.num_slots
-                        num_folds = st.num_folds if st.chunk_kept else rows * (st.num_folds // st.rows)
+                        num_slots = rows * st.slots_per_row if st.chunk_kept else st.num_slots
+                        num_folds = st.num_folds if st.chunk_kept else rows * st.folds_per_row
                         for tx in range(bx):
                             for k in range(slots_per_thread):
                                 slot = tx + k * bx
@@ -223,9 +221,8 @@ class Replay:
                                     for ty in range(by):
                                         self._fold_calc(start + slots(slot)[0], folds, num_folds, ty, by, cfg.ny, span)
                     if split == gy - 1:
-                        chunk = tile % st.row_chunks if st.chunk_kept else 0
-                        rows = min(st.rows, st.rows_total - chunk * st.rows)
-                        num_slots = rows * (st.num_slots // st.rows) if st.chunk_kept else st.num_slots
+                        num_slots = (st.chunk_rows(tile % st.row_chunks) * st.slots_per_row if st.chunk_kept
+                                     else st.num_slots)
                         for slot in range(num_slots):
                             self.writes[kept(tile)[1] + slots(slot)[1]] += 1
         return self

@@ -175,19 +175,14 @@ class Widths(_Tracked):
 
 
 def warm(job) -> None:
-    """Compile (into the disk cache) the kernels one (case, dtype, ops) or one width case
-    (op, dtype, shape, axes) needs: run in a worker."""
+    """Compile (into the disk cache) the kernels one (case, dtype, ops) needs: run in a worker."""
     import cupy
 
-    if len(job) == 4:
-        op, dtype, shape, axes = job
-        ops = [op]
-    else:
-        case, dtype, ops = job
-        shape, axes = _CASES[case].shape, _CASES[case].axes
-    x = cupy.empty(shape, dtype=dtype)  # compiling needs the layout only
+    case, dtype, ops = job
+    c = _CASES[case]
+    x = bench.make_input(c.shape, dtype, cupy)
     for op in ops:
-        _call("kps", op, x, axes)()
+        _call("kps", op, x, c.axes)()
     cupy.cuda.Device().synchronize()
 
 
@@ -196,10 +191,12 @@ def warm_all(workers: int) -> int:
     measurements run one process at a time and would otherwise compile serially)."""
     import multiprocessing
 
-    jobs = _matrix_runs() + sweep.width_cases(WIDTHS)
+    jobs = _matrix_runs()
     with multiprocessing.get_context("spawn").Pool(workers) as pool:
         pool.map(warm, jobs, chunksize=1)
-    return len(jobs)
+    widths = sweep.width_cases(WIDTHS)
+    sweep.warm(widths, workers)
+    return len(jobs) + len(widths)
 
 
 class SmallEndToEnd:

@@ -424,6 +424,17 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
   auto load = [&](Span& span, IndexT tile, IndexT stage) {
     span.Load(x + p.kept.Offset(tile) + p.red.Offset(stage), rows(tile, stage) * p.row_stride);
   };
+  // Fold this thread's share (lane ty of kBY) of a slot's num_folds elements in the staged span.
+  auto fold = [&](Acc& a, const Tin* span_in, unsigned slot, unsigned num_folds) {
+    Acc part[1] = {a};
+    FoldRuns<R, Tr, Tin, 1, NY, kBY>(part, span_in + p.slots.Offset(slot), p.folds, 0u, num_folds,
+                                     static_cast<unsigned>(ty));
+    a = part[0];
+  };
+  auto store = [&](long long out_off, unsigned slot, Acc a) {
+    const Tout out[1] = {Ep::Apply(a, p.count)};
+    kps::WriteData<Tout, 1, false, false>(y + out_off + p.slots.OutOffset(slot), out, 1, 1);
+  };
 
   // Work items (tile, stage) in order; the next item's loads are in flight while this one is folded.
   // tile and stage are uniform across the block, so every thread reaches every barrier.
@@ -451,27 +462,16 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
       const long long out_off = p.kept.OutOffset(tile);
       for (unsigned base = 0; base < num_slots; base += BX) {  // uniform: every lane reaches the shuffles
         const unsigned slot = base + tx;
-        Acc a[1] = {R::Identity()};
-        if (slot < num_slots) {
-          FoldRuns<R, Tr, Tin, 1, NY, kBY>(a, tile_in + p.slots.Offset(slot), p.folds, 0u, num_folds,
-                                           static_cast<unsigned>(ty));
-        }
-        a[0] = kps::BlockReduce<R, kBY, BLOCK>(a[0], smem);
-        if (slot < num_slots && ty == 0) {
-          const Tout out[1] = {Ep::Apply(a[0], p.count)};
-          kps::WriteData<Tout, 1, false, false>(y + out_off + p.slots.OutOffset(slot), out, 1, 1);
-        }
+        Acc a = R::Identity();
+        if (slot < num_slots) fold(a, tile_in, slot, num_folds);
+        a = kps::BlockReduce<R, kBY, BLOCK>(a, smem);
+        if (slot < num_slots && ty == 0) store(out_off, slot, a);
       }
     } else {
 #pragma unroll
       for (int k = 0; k < SLOTS; ++k) {
         const unsigned slot = tx + k * BX;
-        if (slot < num_slots) {
-          Acc a[1] = {acc[k]};
-          FoldRuns<R, Tr, Tin, 1, NY, kBY>(a, tile_in + p.slots.Offset(slot), p.folds, 0u, num_folds,
-                                           static_cast<unsigned>(ty));
-          acc[k] = a[0];
-        }
+        if (slot < num_slots) fold(acc[k], tile_in, slot, num_folds);
       }
       if (next_stage == s_begin) {  // the tile's last stage: finish its outputs
         CombineStaged<R, SLOTS, BX, LanesAdjacent, BLOCK>(acc, smem);
@@ -506,10 +506,7 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
           const long long out_off = p.kept.OutOffset(tile);
 #pragma unroll
           for (int k = 0; k < SLOTS; ++k) {
-            if (k < mine) {
-              const Tout out[1] = {Ep::Apply(acc[k], p.count)};
-              kps::WriteData<Tout, 1, false, false>(y + out_off + p.slots.OutOffset(tx + k * BX), out, 1, 1);
-            }
+            if (k < mine) store(out_off, tx + k * BX, acc[k]);
           }
         }
         kps::Init(acc, R::Identity());
