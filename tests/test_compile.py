@@ -21,7 +21,8 @@ nvrtc = pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
 #: Shapes and axes that make the planner pick each kernel variant (per itemsize): short rows,
 #: warp rows, block rows with a split, strided rows, segments, narrow and wide columns, strided
 #: columns, several reduced dims, short runs walked flat, 64-bit indexing, short odd runs and
-#: columns staged through shared memory (direct, split, several slots), and misaligned columns.
+#: columns staged through shared memory (direct, split, several slots), misaligned columns, and
+#: columns of 1 and 2 reduced rows (tiles that short).
 VARIANTS = [
     ((4096, 64), None, (1,)),
     ((4096, 4096), None, (1,)),
@@ -40,6 +41,8 @@ VARIANTS = [
     ((1 << 14, 7, 5), None, (1,)),
     ((4096, 33, 7), None, (0, 2)),
     ((4096, 1001), None, (0,)),
+    ((2, 1 << 16), None, (0,)),
+    ((1 << 16, 1), None, (1,)),
 ]
 
 SPECS = [(op, kps.NONE) for op in kps.REDUCE_OPS] + [(kps.ADD, kps.MEAN)]

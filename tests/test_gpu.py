@@ -168,6 +168,23 @@ def test_staged(op, dtype, shape, axes, rng):
     check(op, run(op, moved, axes), x, axes)
 
 
+#: A few long reduced rows under a wide kept dim: tiles of 1 and 2 rows, and 3, 5 and 7 rows that end
+#: in a part tile.
+FEW_ROWS_SHAPES = [((1, 40001), (0,)), ((2, 40003), (0,)), ((3, 40009), (0,)), ((5, 4099), (0,)), ((7, 2, 3001), (0,)),
+                   ((40001, 1), (1,))]
+
+
+@pytest.mark.parametrize("shape,axes", FEW_ROWS_SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+@pytest.mark.parametrize("op", list(OPS))
+def test_few_reduced_rows(op, dtype, shape, axes, rng):
+    x = data(shape, dtype, op, rng)
+    check(op, run(op, cp.asarray(x), axes), x, axes)
+    moved = cp.empty(x.size + 1, dtype=dtype)[1:].reshape(shape)  # off the grid: a column per thread
+    moved[...] = cp.asarray(x)
+    check(op, run(op, moved, axes), x, axes)
+
+
 def test_staged_plans_reach_every_regime():
     seen = set()
     for shape, axes in STAGED_SHAPES:

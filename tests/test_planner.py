@@ -194,3 +194,9 @@ def test_size_one_reduced_dims_keep_vector_loads():
     # (N, 1) over axis 1 is a map: the reduced dim's stride is never stepped, so 16-byte loads stay
     cfg = plan((1 << 20, 1), (1,))
     assert cfg.kernel == "outer" and cfg.vec_in and cfg.vec == 4
+
+
+@pytest.mark.parametrize("rows", [1, 2, 3, 5])
+def test_column_tiles_hold_no_more_rows_than_are_reduced(rows):
+    cfg = plan((rows, 1 << 20), (0,))
+    assert cfg.kernel == "outer" and cfg.ny == min(1 << (rows - 1).bit_length(), policy.MAX_TILE_ROWS)

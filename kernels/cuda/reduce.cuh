@@ -99,7 +99,7 @@ struct StagedParams {
 // NY elements per lane in flight.
 template <class R, class Tr, typename Tin, int NY, int LANES, typename IndexT>
 __device__ __forceinline__ void FoldStrided(typename R::acc_t (&acc)[1], const Tin* src, IndexT len,
-                                            long long stride, int lane) {
+                                            IndexT stride, int lane) {
   using Acc = typename R::acc_t;
   constexpr IndexT kStep = static_cast<IndexT>(LANES) * NY;
   Tin raw[NY];
@@ -179,6 +179,23 @@ __device__ __forceinline__ void FoldRuns(typename R::acc_t (&acc)[1], const Tin*
     kps::Reduce<R, VEC, NY>(cols, tile);
   }
   kps::Reduce<R, 1, VEC>(acc, cols);
+}
+
+// Fold `len` elements src[i * stride] of a span staged in shared memory over LANES lanes (lane takes
+// i = lane + k * LANES): element by element, as shared memory answers in tens of cycles, with 32-bit
+// offsets, so a short run costs a few instructions per element and no tile bookkeeping.
+template <class R, class Tr, typename Tin, int LANES>
+__device__ __forceinline__ void FoldShared(typename R::acc_t (&acc)[1], const Tin* src, unsigned len, unsigned stride,
+                                           unsigned lane) {
+  using Acc = typename R::acc_t;
+#pragma unroll 4
+  for (unsigned i = lane; i < len; i += LANES) {
+    Tin raw[1];
+    Acc value[1];
+    kps::ReadData<Tin, 1, 1, false>(raw, src + i * stride, 0, 0, 1, 1);
+    kps::ElementwiseUnary<Acc, Tin, 1, 1, Tr, false>(value, raw, 1, 1, R::Identity());
+    kps::Reduce<R, 1, 1>(acc, value);
+  }
 }
 
 template <typename Tin, class R, class Tr, class Ep, int VEC, int NY, int LANES, int BLOCK, int KND,
@@ -425,10 +442,20 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
     span.Load(x + p.kept.Offset(tile) + p.red.Offset(stage), rows(tile, stage) * p.row_stride);
   };
   // Fold this thread's share (lane ty of kBY) of a slot's num_folds elements in the staged span.
+  // One reduced dim is a strided run (32-bit offsets, no index calculator): a direct span's short
+  // rows element by element, the long runs of accumulated slots with NY loads in flight (measured
+  // both ways on the H100); more dims go through `folds`.
   auto fold = [&](Acc& a, const Tin* span_in, unsigned slot, unsigned num_folds) {
     Acc part[1] = {a};
-    FoldRuns<R, Tr, Tin, 1, NY, kBY>(part, span_in + p.slots.Offset(slot), p.folds, 0u, num_folds,
-                                     static_cast<unsigned>(ty));
+    const Tin* first = span_in + p.slots.Offset(slot);
+    const unsigned stride = static_cast<unsigned>(p.folds.in_stride[0]);
+    if constexpr (TRND == 1 && kDirect) {
+      FoldShared<R, Tr, Tin, kBY>(part, first, num_folds, stride, ty);
+    } else if constexpr (TRND == 1) {
+      FoldStrided<R, Tr, Tin, NY, kBY, unsigned>(part, first, num_folds, stride, ty);
+    } else {
+      FoldRuns<R, Tr, Tin, 1, NY, kBY>(part, first, p.folds, 0u, num_folds, static_cast<unsigned>(ty));
+    }
     a = part[0];
   };
   auto store = [&](long long out_off, unsigned slot, Acc a) {
