@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable, Optional
+from typing import Callable, Optional, Tuple
 
 import numpy as np
 
@@ -64,6 +64,10 @@ def _accumulate_mean(dtype: np.dtype, requested: Optional[np.dtype]):
     return (np.dtype(np.float32) if dtypes.is_half(out) else out), out
 
 
+#: Types a state field may have: "acc" (the accumulate dtype the op's type rule picks) or one of these.
+STATE_FIELD_TYPES = ("float32", "float64", "int32", "int64", "uint32", "uint64")
+
+
 @dataclass(frozen=True, eq=False)
 class ReduceOp:
     """A reduction: an associative, commutative `combine` of accumulators `a` and `b` (CUDA, in
@@ -71,17 +75,44 @@ class ReduceOp:
     the rule (input dtype, requested dtype) -> (accumulate dtype, output dtype).
 
     `empty_ok=False` makes an empty reduction an error, as NumPy's maximum and minimum do.
+
+    With `state` the accumulator is a struct of several fields, `((name, type), ...)`, each type
+    "acc" or one of STATE_FIELD_TYPES. Then `lift` (CUDA) makes the state of one element `x` (in
+    `value_t`, the accumulate dtype), `combine` (CUDA) merges states `a` and `b`, `identity(dtype)`
+    gives every field's value as a dict, and the NumPy twins work on dicts of arrays, field by
+    field: `numpy_lift(x)` and `numpy(a, b)`. CUDA text containing `return` is a function body,
+    anything else one expression. The epilogue reads the fields as `a.name`.
     """
 
     name: str
     combine: str
     identity: Callable[[np.dtype], object]
-    numpy: np.ufunc
+    numpy: Callable
     accumulate: TypeRule = _accumulate_same
     empty_ok: bool = True
+    state: Tuple[Tuple[str, str], ...] = ()
+    lift: str = ""
+    numpy_lift: Optional[Callable] = None
 
     def __post_init__(self):
         _check_name(self.name)
+        if not isinstance(self.state, tuple):
+            raise TypeError(f"state: expected a tuple of (name, type) pairs, got {self.state!r}")
+        for field in self.state:
+            if not (isinstance(field, tuple) and len(field) == 2 and isinstance(field[0], str)
+                    and _NAME.match(field[0])):
+                raise TypeError(f"state: expected (name, type) pairs with C identifiers for names, got {field!r}")
+            if field[1] != "acc" and field[1] not in STATE_FIELD_TYPES:
+                raise TypeError(f"state: field {field[0]!r} has unsupported type {field[1]!r}; supported: "
+                                f"'acc', {', '.join(map(repr, STATE_FIELD_TYPES))}")
+        if len({name for name, _ in self.state}) != len(self.state):
+            raise ValueError(f"state: duplicate field names in {self.state!r}")
+        if self.state and not (self.lift and callable(self.numpy_lift)):
+            raise TypeError("lift: a state needs `lift` (CUDA) and `numpy_lift` (NumPy)")
+
+    def state_dtype(self, acc: np.dtype) -> np.dtype:
+        """The accumulator's layout as a NumPy structured dtype (C's field order and padding)."""
+        return np.dtype([(name, acc if t == "acc" else np.dtype(t)) for name, t in self.state], align=True)
 
 
 @dataclass(frozen=True, eq=False)
@@ -162,9 +193,16 @@ TRANSFORMS = (IDENTITY, SQUARE, ABS)
 EPILOGUES = (NONE, MEAN)
 
 
+def _body(code: str) -> str:
+    """A function body from CUDA text: as it is when it returns, else `return <expression>;`."""
+    return code if re.search(r"\breturn\b", code) else f"return {code};"
+
+
 @dataclass(frozen=True)
 class Functors:
-    """One reduction's functors with the dtypes they run at, and the CUDA structs naming them."""
+    """One reduction's functors with the dtypes they run at, and the CUDA structs naming them.
+    For a state op `acc_dtype` is the state's structured dtype and `value_dtype` the accumulate
+    dtype of its "acc" fields; otherwise both are the accumulate dtype."""
 
     op: ReduceOp
     transform: TransformOp
@@ -172,10 +210,17 @@ class Functors:
     in_dtype: np.dtype
     acc_dtype: np.dtype
     out_dtype: np.dtype
+    value_dtype: Optional[np.dtype] = None
+
+    @property
+    def acc_code(self) -> str:
+        if self.op.state:
+            return f"{self.op.name}_{dtypes.code(self.value_dtype)}"
+        return dtypes.code(self.acc_dtype)
 
     @property
     def reduce_struct(self) -> str:
-        return f"Reduce_{self.op.name}_{dtypes.code(self.acc_dtype)}"
+        return f"Reduce_{self.op.name}_{dtypes.code(self.value_dtype or self.acc_dtype)}"
 
     @property
     def transform_struct(self) -> str:
@@ -183,30 +228,57 @@ class Functors:
 
     @property
     def epilogue_struct(self) -> str:
-        return f"Epilogue_{self.epilogue.name}_{dtypes.code(self.acc_dtype)}_{dtypes.code(self.out_dtype)}"
+        return f"Epilogue_{self.epilogue.name}_{self.acc_code}_{dtypes.code(self.out_dtype)}"
 
     def render(self) -> str:
         """The CUDA structs the kernels are instantiated with (interface: kps/primitives.cuh)."""
-        acc = dtypes.cuda_type(self.acc_dtype)
         arg = dtypes.math_type(self.in_dtype)
         res = dtypes.math_type(self.transform.result_dtype(self.in_dtype))
         out = dtypes.cuda_type(self.out_dtype)
-        identity = dtypes.cuda_literal(self.op.identity(self.acc_dtype), self.acc_dtype)
+        if self.op.state:
+            acc, reduce = f"State_{self.acc_code}", self._render_state()
+        else:
+            acc = dtypes.cuda_type(self.acc_dtype)
+            identity = dtypes.cuda_literal(self.op.identity(self.acc_dtype), self.acc_dtype)
+            reduce = (
+                f"struct {self.reduce_struct} {{\n"
+                f"  typedef {acc} acc_t;\n"
+                f"  __device__ static acc_t Identity() {{ return {identity}; }}\n"
+                f"  __device__ static acc_t Combine(acc_t a, acc_t b) {{ return {self.op.combine}; }}\n"
+                f"}};\n"
+            )
         return (
-            f"struct {self.reduce_struct} {{\n"
-            f"  typedef {acc} acc_t;\n"
-            f"  __device__ static acc_t Identity() {{ return {identity}; }}\n"
-            f"  __device__ static acc_t Combine(acc_t a, acc_t b) {{ return {self.op.combine}; }}\n"
-            f"}};\n"
+            reduce +
             f"struct {self.transform_struct} {{\n"
             f"  typedef {arg} arg_t;\n"
             f"  typedef {res} res_t;\n"
             f"  __device__ static res_t Apply(arg_t x) {{ return static_cast<res_t>({self.transform.cuda}); }}\n"
             f"}};\n"
+            + (f"namespace kps {{\ntemplate <>\nstruct Caster<{acc}, {res}> {{\n"
+               f"  __device__ static {acc} Apply({res} x) {{ return {self.reduce_struct}::Lift(Cast<{self.reduce_struct}::value_t>(x)); }}\n"
+               f"}};\n}}  // namespace kps\n" if self.op.state else "") +
             f"struct {self.epilogue_struct} {{\n"
             f"  typedef {acc} acc_t;\n"
             f"  typedef {out} out_t;\n"
             f"  __device__ static out_t Apply(acc_t a, long long n) {{ return kps::Cast<out_t>({self.epilogue.cuda}); }}\n"
+            f"}};\n"
+        )
+
+    def _render_state(self) -> str:
+        """A state op's struct and its reduce functor, with `Lift` (one element -> a state): the
+        kernels reach it through kps::Cast, as they reach a scalar accumulator's conversion."""
+        state, value = f"State_{self.acc_code}", dtypes.cuda_type(self.value_dtype)
+        fields = [(name, self.acc_dtype.fields[name][0]) for name, _ in self.op.state]
+        identity = self.op.identity(self.value_dtype)
+        init = " ".join(f"a.{name} = {dtypes.cuda_literal(identity[name], dt)};" for name, dt in fields)
+        return (
+            f"struct {state} {{\n" + "".join(f"  {dtypes.cuda_type(dt)} {name};\n" for name, dt in fields) + "};\n"
+            f"struct {self.reduce_struct} {{\n"
+            f"  typedef {state} acc_t;\n"
+            f"  typedef {value} value_t;\n"
+            f"  __device__ static acc_t Identity() {{ acc_t a; {init} return a; }}\n"
+            f"  __device__ static acc_t Combine(acc_t a, acc_t b) {{ {_body(self.op.combine)} }}\n"
+            f"  __device__ static acc_t Lift(value_t x) {{ {_body(self.op.lift)} }}\n"
             f"}};\n"
         )
 
@@ -222,7 +294,8 @@ def packs_words(f: Functors) -> bool:
 
 def word_functors(f: Functors) -> Functors:
     """The same reduction over uint32 words of four input bytes (see `packs_words`)."""
-    return Functors(f.op, _BYTES_IN_A_WORD[f.op], f.epilogue, np.dtype(np.uint32), f.acc_dtype, f.out_dtype)
+    return Functors(f.op, _BYTES_IN_A_WORD[f.op], f.epilogue, np.dtype(np.uint32), f.acc_dtype, f.out_dtype,
+                    f.value_dtype)
 
 
 def resolve(op: ReduceOp, transform: TransformOp, epilogue: Epilogue, in_dtype, requested=None,
@@ -235,4 +308,5 @@ def resolve(op: ReduceOp, transform: TransformOp, epilogue: Epilogue, in_dtype, 
     t_dt = transform.result_dtype(in_dt)
     rule = epilogue.accumulate or op.accumulate
     acc, out = rule(t_dt, None if requested is None else np.dtype(requested))
-    return Functors(op, transform, epilogue, in_dt, acc, np.dtype(out_dtype) if out_dtype is not None else out)
+    state = op.state_dtype(acc) if op.state else acc
+    return Functors(op, transform, epilogue, in_dt, state, np.dtype(out_dtype) if out_dtype is not None else out, acc)

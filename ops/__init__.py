@@ -4,12 +4,15 @@ from .api import (
     reduce,
     reduce_all,
     reduce_any,
+    reduce_logsumexp,
     reduce_max,
     reduce_mean,
     reduce_min,
     reduce_prod,
+    reduce_std,
     reduce_sum,
+    reduce_var,
 )
 
-__all__ = ["reduce", "reduce_all", "reduce_any", "reduce_max", "reduce_mean", "reduce_min", "reduce_prod",
-           "reduce_sum"]
+__all__ = ["reduce", "reduce_all", "reduce_any", "reduce_logsumexp", "reduce_max", "reduce_mean", "reduce_min",
+           "reduce_prod", "reduce_std", "reduce_sum", "reduce_var"]

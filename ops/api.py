@@ -6,13 +6,14 @@ descriptors. Argument errors are raised before anything runs or is written, and 
 from __future__ import annotations
 
 import math
+import operator
 from functools import lru_cache
 
 import numpy as np
 
 import kps
 from kernels import config, launch_for
-from kps import dtypes
+from kps import dtypes, statistics
 
 from . import interop, numpy_backend
 
@@ -286,3 +287,42 @@ reduce_min = _named("reduce_min", kps.MIN, doc="Minimum over the given axes; NaN
 reduce_prod = _named("reduce_prod", kps.MUL, doc="Product of elements over the given axes (numpy.prod).")
 reduce_all = _named("reduce_all", kps.LOGICAL_AND, doc="Whether every element is true (numpy.all).")
 reduce_any = _named("reduce_any", kps.LOGICAL_OR, doc="Whether any element is true (numpy.any).")
+
+
+def _check_ddof(ddof) -> int:
+    if isinstance(ddof, (bool, np.bool_)):
+        raise TypeError(f"ddof: expected a non-negative integer, got {ddof!r}")
+    try:
+        ddof = operator.index(ddof)
+    except TypeError:
+        raise TypeError(f"ddof: expected a non-negative integer, got {ddof!r}") from None
+    if ddof < 0:
+        raise ValueError(f"ddof: expected a non-negative integer, got {ddof}")
+    return ddof
+
+
+def _welford(name: str, epilogue_for, doc: str):
+    op, identity = statistics.WELFORD, kps.IDENTITY
+
+    def fn(x, axis=None, keepdims=False, dtype=None, out=None, ddof=0):
+        epilogue = epilogue_for(_check_ddof(ddof))
+        return _run(x, axis, op, identity, keepdims, dtype, out, epilogue,
+                    _table(op, identity, epilogue) if out is None else None)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (
+        f"{doc}\n\nOne pass over the data (Welford's count, mean and M2, merged with Chan's formula), so"
+        " data far from zero keep their digits. The divisor is max(n - ddof, 0), as in NumPy: ddof >= n"
+        " gives inf (NaN where every value is equal). Ints and bool give float64; float16 accumulates in"
+        " float32. Otherwise the signature and semantics of the other ops, plus `ddof`."
+    )
+    return fn
+
+
+reduce_var = _welford("reduce_var", statistics.variance, "Variance over the given axes (numpy.var).")
+reduce_std = _welford("reduce_std", statistics.std, "Standard deviation over the given axes (numpy.std).")
+reduce_logsumexp = _named(
+    "reduce_logsumexp", statistics.LOGSUMEXP, statistics.LOG_OF_SUM,
+    doc="log(sum(exp(x))) over the given axes in one pass (scipy.special.logsumexp): a running maximum"
+        " and a sum rescaled to it, so values of 1e4 do not overflow; -inf everywhere (or nothing) gives"
+        " -inf, +inf gives inf, NaN gives NaN. Ints and bool give float64.")

@@ -1,7 +1,8 @@
 """The CPU backend: the same functor descriptors, evaluated with NumPy.
 
 Each step mirrors the kernel's: transform in NumPy's own types, cast to the accumulate type,
-reduce with the op's ufunc, epilogue, cast to the output type.
+reduce with the op's ufunc, epilogue, cast to the output type. A state op (several fields) lifts
+every element to a state and merges them pairwise, field arrays at a time, with its NumPy twin.
 """
 from __future__ import annotations
 
@@ -15,13 +16,41 @@ from kps.functors import Functors
 def reduce(x: np.ndarray, axes, keepdims: bool, f: Functors, out=None):
     count = math.prod(x.shape[a] for a in axes)
     with np.errstate(all="ignore"):
-        t = np.asarray(f.transform.numpy(x)).astype(f.acc_dtype, copy=False)
-        acc = f.op.numpy.reduce(t, axis=axes, dtype=f.acc_dtype, keepdims=keepdims)
+        t = np.asarray(f.transform.numpy(x))
+        if f.op.state:
+            acc = _reduce_state(t, axes, keepdims, f)
+        else:
+            t = t.astype(f.acc_dtype, copy=False)
+            acc = f.op.numpy.reduce(t, axis=axes, dtype=f.acc_dtype, keepdims=keepdims)
         result = np.asarray(f.epilogue.numpy(acc, count)).astype(f.out_dtype, copy=False)
     if out is not None:
         np.copyto(out, result, casting="unsafe")
         return out
     return result if result.ndim else result[()]
+
+
+def _reduce_state(t: np.ndarray, axes, keepdims: bool, f: Functors) -> dict:
+    """Every output's state, a dict of field arrays of the result's shape: the reduced axes moved
+    last and flattened, each element lifted, then halves merged until one state is left."""
+    kept = [a for a in range(t.ndim) if a not in axes]
+    flat = np.transpose(t, kept + list(axes)).reshape([t.shape[a] for a in kept] + [-1])
+    fields = f.acc_dtype.fields
+    state = {k: np.asarray(v, dtype=fields[k][0]) for k, v in f.op.numpy_lift(flat.astype(f.value_dtype)).items()}
+    state = {k: np.broadcast_to(v, flat.shape) for k, v in state.items()}
+    n = flat.shape[-1]
+    if n == 0:
+        identity = f.op.identity(f.value_dtype)
+        state = {k: np.full(flat.shape[:-1] + (1,), identity[k], dtype=fields[k][0]) for k in fields}
+    while n > 1:
+        half = n // 2
+        merged = f.op.numpy({k: v[..., :half] for k, v in state.items()},
+                            {k: v[..., half:2 * half] for k, v in state.items()})
+        merged = {k: np.asarray(v, dtype=fields[k][0]) for k, v in merged.items()}
+        if n % 2:
+            merged = {k: np.concatenate([v, state[k][..., 2 * half:]], axis=-1) for k, v in merged.items()}
+        state, n = merged, half + n % 2
+    shape = [1 if a in axes else t.shape[a] for a in range(t.ndim)] if keepdims else [t.shape[a] for a in kept]
+    return {k: v[..., 0].reshape(shape) for k, v in state.items()}
 
 
 def empty_result(f: Functors):

@@ -47,6 +47,9 @@ VARIANTS = [
 
 SPECS = [(op, kps.NONE) for op in kps.REDUCE_OPS] + [(kps.ADD, kps.MEAN)]
 
+#: Reductions whose accumulator is a struct (kps/statistics.py), with the identity transform.
+STATE_SPECS = [(kps.WELFORD, kps.variance(1)), (kps.LOGSUMEXP, kps.LOG_OF_SUM)]
+
 
 def _names(functors: kps.Functors):
     """{functors the kernels are instantiated with: kernel names}: a 1-byte `any` or `all` also
@@ -69,7 +72,7 @@ def _names(functors: kps.Functors):
 
 def _compile(args):
     op_i, tr_i, dt_name = args
-    op, ep = SPECS[op_i]
+    op, ep = SPECS[op_i] if op_i >= 0 else STATE_SPECS[-op_i - 1]
     f = kps.resolve(op, kps.TRANSFORMS[tr_i], ep, np.dtype(dt_name))
     count = 0
     for functors, names in _names(f).items():
@@ -85,6 +88,14 @@ def test_every_specialisation_compiles_for_sm_90():
         counts = list(pool.map(_compile, jobs))
     print(f"\ncompiled {sum(counts)} kernel specialisations in {len(jobs)} programs "
           f"({len(SPECS)} reductions x {len(kps.TRANSFORMS)} transforms x {len(kps.SUPPORTED)} dtypes) for sm_90")
+    assert len(counts) == len(jobs) and min(counts) >= 4
+
+
+def test_every_state_specialisation_compiles_for_sm_90():
+    """Struct accumulators through every kernel variant: shuffles, shared memory, split partials."""
+    jobs = [(-i - 1, 0, d.name) for i in range(len(STATE_SPECS)) for d in kps.SUPPORTED]
+    with ProcessPoolExecutor(max(1, min(len(jobs), os.cpu_count() or 1))) as pool:
+        counts = list(pool.map(_compile, jobs))
     assert len(counts) == len(jobs) and min(counts) >= 4
 
 

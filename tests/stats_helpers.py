@@ -1,0 +1,54 @@
+"""Float64 references and checks for the state reductions (var, std, logsumexp), shared by the
+NumPy-backend tests and the GPU suite."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+import ops
+
+STATS = {
+    "var": ops.reduce_var,
+    "std": ops.reduce_std,
+    "logsumexp": ops.reduce_logsumexp,
+}
+
+
+def reference(name: str, x: np.ndarray, axis, keepdims=False, ddof=0) -> np.ndarray:
+    """The float64 answer: numpy.var / numpy.std, and logsumexp as max + log(sum(exp(x - max)))
+    with SciPy's rules for -inf, +inf and NaN."""
+    x64 = x.astype(np.float64)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        if name == "var":
+            return np.asarray(np.var(x64, axis=axis, keepdims=keepdims, ddof=ddof))
+        if name == "std":
+            return np.asarray(np.std(x64, axis=axis, keepdims=keepdims, ddof=ddof))
+        m = np.max(x64, axis=axis, keepdims=True, initial=-np.inf)
+        shift = np.where(np.isfinite(m), m, 0)
+        out = np.log(np.sum(np.exp(x64 - shift), axis=axis, keepdims=True)) + shift
+        out = np.where(np.isposinf(m), np.inf, out)
+        out = np.where(np.isnan(m) | np.isnan(np.sum(x64, axis=axis, keepdims=True)), np.nan, out)
+        return np.asarray(out if keepdims else np.squeeze(out, axis=axis if axis is not None else None))
+
+
+def result_dtype(name: str, dtype: np.dtype) -> np.dtype:
+    """NumPy's result type: ints and bool -> float64, floats keep theirs."""
+    return np.dtype(np.float64) if np.dtype(dtype).kind in "biu" else np.dtype(dtype)
+
+
+def check(name: str, got, x: np.ndarray, axis, keepdims=False, ddof=0, rtol=None):
+    """`got` (a host array) has NumPy's dtype and shape and matches the float64 reference: within
+    `rtol` (by default a few units of the result's precision), NaN where it is NaN, infinities equal."""
+    expect = reference(name, x, axis, keepdims, ddof)
+    got = np.asarray(got)
+    assert got.dtype == result_dtype(name, x.dtype), (got.dtype, x.dtype)
+    assert got.shape == expect.shape, (got.shape, expect.shape)
+    if rtol is None:
+        rtol = {2: 2e-3, 4: 2e-6}.get(got.dtype.itemsize, 1e-12)
+    g = got.astype(np.float64)
+    same = (g == expect) | (np.isnan(g) & np.isnan(expect))
+    close = np.abs(g - expect) <= rtol * np.abs(expect) + rtol * 1e-3
+    bad = ~(same | close)
+    assert not bad.any(), f"{bad.sum()} of {bad.size} off: got {g[bad][:4]}, expected {expect[bad][:4]}"

@@ -1,0 +1,83 @@
+"""State reductions (var, std, logsumexp) on the GPU: every reduce path against the float64
+reference, outputs poisoned first, edges, the 1e4-mean accuracy case and repeat bit-identity."""
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+
+from stats_helpers import STATS, check
+
+cp = pytest.importorskip("cupy")
+pytestmark = pytest.mark.gpu
+
+from test_gpu import FLAT_SHAPES, STAGED_SHAPES, SUBSET_SHAPES, poison_pool, poisoned_like  # noqa: E402
+
+DTYPES = [np.dtype(t) for t in (np.float32, np.float16, np.float64, np.int32, np.bool_)]
+
+#: Every reduce path: rows (inner), columns (outer), splits of each, flat runs, staged spans.
+PATH_SHAPES = ([((4096, 4096), (1,)), ((4096, 4096), (0,)), ((16, 1 << 20), (1,)), ((1 << 20, 16), (0,)),
+                ((1 << 22,), (0,)), ((64, 32, 3000), (0, 2))] + FLAT_SHAPES + STAGED_SHAPES[:8])
+
+
+def _data(shape, dtype, rng):
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.4
+    if dtype.kind in "iu":
+        return rng.integers(-50, 50, size=shape).astype(dtype)
+    return (rng.standard_normal(shape) * 2 + 3).astype(dtype)
+
+
+def _run(name, xd, axis, keepdims=False, **kwargs):
+    """Our result into a fresh array from a poisoned pool and into a poisoned out=, which must agree."""
+    fn = STATS[name]
+    fresh = fn(xd, axis=axis, keepdims=keepdims, **kwargs)
+    poison_pool(fresh.nbytes)
+    again = fn(xd, axis=axis, keepdims=keepdims, **kwargs)
+    out = poisoned_like(fresh.shape, fresh.dtype)
+    got = fn(xd, axis=axis, keepdims=keepdims, out=out, **kwargs)
+    assert got is out
+    np.testing.assert_array_equal(cp.asnumpy(fresh), cp.asnumpy(out))
+    np.testing.assert_array_equal(cp.asnumpy(fresh), cp.asnumpy(again))  # bit-identical repeats
+    return cp.asnumpy(fresh)
+
+
+@pytest.mark.parametrize("shape,axes", PATH_SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+@pytest.mark.parametrize("name", list(STATS))
+def test_every_path(name, dtype, shape, axes):
+    x = _data(shape, dtype, np.random.default_rng(abs(hash((name, dtype.name, shape))) % 2**32))
+    kwargs = {"ddof": 1} if name != "logsumexp" else {}
+    check(name, _run(name, cp.asarray(x), axes, **kwargs), x, axes, ddof=kwargs.get("ddof", 0))
+
+
+@pytest.mark.parametrize("shape", SUBSET_SHAPES, ids=str)
+@pytest.mark.parametrize("name", list(STATS))
+def test_every_axis_subset(name, shape):
+    x = _data(shape, np.dtype(np.float32), np.random.default_rng(len(shape)))
+    for r in range(len(shape) + 1):
+        for axes in itertools.combinations(range(len(shape)), r):
+            check(name, _run(name, cp.asarray(x), axes), x, axes)
+
+
+def test_variance_far_from_zero_to_1e_5():
+    x = (np.random.default_rng(3).standard_normal((1 << 20, 8)) + 1e4).astype(np.float32)
+    for axis in (None, 0, 1):
+        check("var", _run("var", cp.asarray(x), axis, ddof=1), x, axis, ddof=1, rtol=1e-5)
+
+
+def test_edges():
+    inf, nan = np.inf, np.nan
+    lse = STATS["logsumexp"]
+    x = np.array([[inf, inf], [1.0, inf], [-inf, -inf], [nan, 1.0], [1e4, 1e4]], dtype=np.float32)
+    check("logsumexp", cp.asnumpy(lse(cp.asarray(x), axis=1)), x, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for ddof in (0, 3, 4):
+            y = np.array([[1.0, 2.0, 3.0], [5.0, 5.0, 5.0]])
+            check("var", cp.asnumpy(STATS["var"](cp.asarray(y), axis=1, ddof=ddof)), y, 1, ddof=ddof)
+        empty = np.empty((3, 0), np.float32)
+        check("var", cp.asnumpy(STATS["var"](cp.asarray(empty), axis=1)), empty, 1)
+        check("logsumexp", cp.asnumpy(lse(cp.asarray(empty), axis=1)), empty, 1)

@@ -1,0 +1,105 @@
+"""State reductions (var, std, logsumexp) and user-declared states, on the NumPy backend."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import kps
+import ops
+from helpers import DTYPES
+from stats_helpers import STATS, check
+
+AXES = [None, 0, 1, 2, (0, 2), (1, 2), ()]
+
+
+def _data(shape, dtype, rng):
+    if np.dtype(dtype) == np.bool_:
+        return rng.random(shape) < 0.4
+    if np.dtype(dtype).kind in "iu":
+        return rng.integers(0, 100, size=shape).astype(dtype)
+    return (rng.standard_normal(shape) * 3 + 5).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+@pytest.mark.parametrize("name", list(STATS))
+def test_state_reductions_match_the_float64_reference(name, dtype):
+    rng = np.random.default_rng(11)
+    x = _data((6, 7, 5), dtype, rng)
+    for axis in AXES:
+        for keepdims in (False, True):
+            for ddof in ((0, 1, 2) if name != "logsumexp" else (0,)):
+                kwargs = {"ddof": ddof} if name != "logsumexp" else {}
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    got = STATS[name](x, axis=axis, keepdims=keepdims, **kwargs)
+                check(name, got, x, axis, keepdims, ddof)
+
+
+def test_variance_keeps_its_digits_far_from_zero():
+    # mean 1e4, spread 1, float32: a sum-of-squares formula cancels; the state does not
+    x = (np.random.default_rng(3).standard_normal((4096, 9)) + 1e4).astype(np.float32)
+    for axis in (None, 0):
+        check("var", ops.reduce_var(x, axis=axis, ddof=1), x, axis, ddof=1, rtol=1e-5)
+        check("std", ops.reduce_std(x, axis=axis), x, axis, rtol=1e-5)
+
+
+def test_edges_follow_numpy_and_scipy():
+    inf, nan = np.inf, np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        assert np.isinf(ops.reduce_var(np.array([1.0, 2.0, 3.0]), ddof=3))  # max(n - ddof, 0) = 0
+        assert np.isnan(ops.reduce_var(np.array([], dtype=np.float32)))
+        assert np.isnan(ops.reduce_var(np.array([1.0, nan])))
+    lse = ops.reduce_logsumexp
+    assert lse(np.array([inf, inf])) == inf and lse(np.array([1.0, inf])) == inf
+    assert lse(np.array([-inf, -inf])) == -inf and lse(np.array([], dtype=np.float32)) == -inf
+    assert np.isnan(lse(np.array([nan, 1.0]))) and np.isnan(lse(np.array([1.0, nan, inf])))
+    big = np.array([1e4, 1e4], dtype=np.float32)  # exp(1e4) overflows; the running maximum does not
+    assert abs(float(lse(big)) - (1e4 + np.log(2))) < 1e-2
+
+
+@pytest.mark.parametrize("ddof,exc", [(-1, ValueError), (1.5, TypeError), (True, TypeError), ("1", TypeError),
+                                      (None, TypeError)])
+def test_bad_ddof_names_the_argument(ddof, exc):
+    out = np.full(3, 7.0, dtype=np.float32)
+    with pytest.raises(exc, match="ddof"):
+        ops.reduce_var(np.ones((4, 3), np.float32), axis=0, ddof=ddof, out=out)
+    assert (out == 7.0).all()
+
+
+def test_a_user_declared_state_min_and_max_in_one_pass():
+    def minmax_combine(a, b):
+        return {"lo": np.minimum(a["lo"], b["lo"]), "hi": np.maximum(a["hi"], b["hi"])}
+
+    minmax = kps.ReduceOp(
+        "minmax", combine="acc_t r; r.lo = min(a.lo, b.lo); r.hi = max(a.hi, b.hi); return r;",
+        identity=lambda dt: {"lo": np.inf, "hi": -np.inf}, numpy=minmax_combine,
+        state=(("lo", "acc"), ("hi", "acc")), lift="acc_t r; r.lo = x; r.hi = x; return r;",
+        numpy_lift=lambda x: {"lo": x, "hi": x})
+    spread = kps.Epilogue("spread", "a.hi - a.lo", lambda a, n: a["hi"] - a["lo"])
+    x = np.random.default_rng(5).standard_normal((50, 8)).astype(np.float32)
+    got = ops.reduce(x, axis=0, op=minmax, epilogue=spread)
+    np.testing.assert_array_equal(got, x.max(axis=0) - x.min(axis=0))
+    f = kps.resolve(minmax, kps.IDENTITY, spread, np.float32)
+    assert f.acc_dtype.names == ("lo", "hi") and f.acc_dtype.itemsize == 8
+    assert "struct State_minmax_float32 {" in f.render()
+    assert "Caster<State_minmax_float32, float>" in f.render()
+
+
+@pytest.mark.parametrize("state,message", [
+    ((("n", "complex64"),), "unsupported type"),
+    ((("n", "acc"), ("n", "acc")), "duplicate"),
+    ((("1n", "acc"),), "C identifiers"),
+    ([("n", "acc")], "tuple"),
+])
+def test_bad_state_names_the_argument(state, message):
+    with pytest.raises((TypeError, ValueError), match=f"state.*{message}|{message}"):
+        kps.ReduceOp("bad", "a", lambda dt: {"n": 0}, lambda a, b: a, state=state, lift="a",
+                     numpy_lift=lambda x: {"n": x})
+
+
+def test_a_state_needs_its_lift():
+    with pytest.raises(TypeError, match="lift"):
+        kps.ReduceOp("bad", "a", lambda dt: {"n": 0}, lambda a, b: a, state=(("n", "acc"),))
