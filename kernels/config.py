@@ -213,6 +213,7 @@ def plan(
     tuning=policy,
     blocks_per_sm: int = 0,
     pack_words: bool = False,
+    acc_itemsize: int = 4,
 ) -> ReduceConfig:
     """Plan a reduction of a non-empty input with at least one output.
 
@@ -222,7 +223,8 @@ def plan(
     smaller ones to reach splits and tails with small shapes). `blocks_per_sm` is the compiled
     kernel's measured occupancy, when known (0: the policy's estimate). `pack_words`: the reduction
     of a 1-byte input may read it as uint32 words of four bytes (kps.packs_words says when);
-    the plan says whether it does (`words`), in word units throughout.
+    the plan says whether it does (`words`), in word units throughout. `acc_itemsize`: bytes of one
+    accumulator (a state of several fields is wider), which bounds what shared memory holds.
     """
     axes = set(axes)
     kept, red = [], []
@@ -341,7 +343,8 @@ def plan(
         )
 
     inner, outer = kept[-1], kept[:-1]
-    vec = min(tuning.LOAD_BYTES // itemsize, tuning.MAX_COL_VEC, _pow2_at_most(inner.size))
+    vec = min(tuning.LOAD_BYTES // itemsize, tuning.MAX_COL_VEC, _pow2_at_most(inner.size),
+              _pow2_at_most(tuning.MAX_COL_SHARED_BYTES // (tuning.BLOCK_THREADS * acc_itemsize)))
     # Tile rows: no more than the reduced rows need (H100, same run, kernel alone: (N, 1) over axis 1
     # float16 1608 -> 2771 GB/s, bool 669 -> 1935; (2, N) over axis 0 float16 2005 -> 2977, bool
     # 878 -> 2089): the unused rows of a 4-row tile cost registers (bool 89 -> 40 a thread), so blocks.

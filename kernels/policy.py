@@ -75,6 +75,11 @@ MISALIGNED_COL_TILE_ROWS = 16
 #: 5 of 7 column cases faster). Wider types are not affected.
 MAX_COL_VEC = 8
 
+#: ReduceOuter: shared memory its accumulators may take (BLOCK x columns per thread x accumulator
+#: bytes), under the 48 KB a kernel may declare: a 24-byte state (Welford in float64) over bool
+#: columns takes 4 columns a thread instead of 8.
+MAX_COL_SHARED_BYTES = 32768
+
 #: The widest group of lanes that shares one output by warp shuffles alone; beyond it the whole
 #: block shares one output (ReduceInner with LANES == BLOCK_THREADS).
 WARP_SIZE = 32

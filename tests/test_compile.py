@@ -64,7 +64,7 @@ def _names(functors: kps.Functors):
         out_strides = [int(np.prod(kept[i + 1:])) for i in range(len(kept))]
         for pack in {False, kps.packs_words(functors)}:
             cfg = config.plan(shape, strides, axes, out_strides, itemsize, functors.out_dtype.itemsize, 132,
-                              pack_words=pack)
+                              pack_words=pack, acc_itemsize=functors.acc_dtype.itemsize)
             f = kps.word_functors(functors) if cfg.words else functors
             names.setdefault(f, set()).add(source.kernel_name(cfg, f))
     return names

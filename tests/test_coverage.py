@@ -15,7 +15,7 @@ from kernels import config, policy
 from replay import Replay
 
 #: Small tuning numbers so that small shapes reach splits, grid-stride loops and tail tiles.
-SMALL = SimpleNamespace(BLOCK_THREADS=64, BLOCKS_PER_SM=8, LOAD_BYTES=16, MAX_TILE_ROWS=4, MAX_TILE_ELEMENTS=32,
+SMALL = SimpleNamespace(BLOCK_THREADS=64, MAX_COL_SHARED_BYTES=8192, BLOCKS_PER_SM=8, LOAD_BYTES=16, MAX_TILE_ROWS=4, MAX_TILE_ELEMENTS=32,
                         MIN_SPLIT_STEPS=1, INNER_SPLIT_MIN_STEPS=1, MAX_GRID_X=5, MAX_GRID_Y=65535, WARP_SIZE=32,
                         MAX_COL_THREADS=64, FLAT_RUN_MAX_STEPS=2, SPLIT_BLOCKS_PER_SM=8, MAX_COL_VEC=16,
                         MISALIGNED_COL_TILE_ROWS=3, STAGE_VECTORS=1, STAGE_VECTORS_DIRECT=2, STAGE_MAX_SLOTS=2,
