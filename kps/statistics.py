@@ -4,7 +4,7 @@
   variance never subtracts two large sums (data of mean 1e4 and spread 1 keep their digits).
 - `LOGSUMEXP`: a running maximum and the sum of exp(x - max), rescaled when the maximum moves, so
   nothing overflows (values of 1e4) and -inf / +inf / NaN give SciPy's answers.
-Their epilogues (`variance(ddof)`, `std(ddof)`, `MEAN_OF_STATE`, `LOG_OF_SUM`) turn a state into
+Their epilogues (`variance(ddof)`, `std(ddof)`, `LOG_OF_SUM`) turn a state into
 the output. Nothing here is special to the kernels: they see structs with Identity, Combine, Lift.
 """
 from __future__ import annotations
@@ -78,10 +78,6 @@ LOGSUMEXP = ReduceOp(
 
 #: log(sum(exp(x))) from a LOGSUMEXP state: -inf for an empty or all -inf reduction.
 LOG_OF_SUM = Epilogue("log_of_sum", "a.m + log(a.s)", lambda a, n: a["m"] + np.log(a["s"]))
-
-#: The mean from a WELFORD state; NaN for an empty reduction (0 / 0), as numpy.mean.
-MEAN_OF_STATE = Epilogue("mean_of_state", "a.n > 0 ? a.mean : a.mean / a.n",
-                         lambda a, n: np.where(a["n"] > 0, a["mean"], np.nan))
 
 
 def _denominator(ddof: int) -> str:

@@ -35,17 +35,19 @@ def _reduce_state(t: np.ndarray, axes, keepdims: bool, f: Functors) -> dict:
     kept = [a for a in range(t.ndim) if a not in axes]
     flat = np.transpose(t, kept + list(axes)).reshape([t.shape[a] for a in kept] + [-1])
     fields = f.acc_dtype.fields
-    state = {k: np.asarray(v, dtype=fields[k][0]) for k, v in f.op.numpy_lift(flat.astype(f.value_dtype)).items()}
-    state = {k: np.broadcast_to(v, flat.shape) for k, v in state.items()}
+
+    def typed(state):  # each field in its own dtype, whatever the twin returned
+        return {k: np.asarray(v, dtype=fields[k][0]) for k, v in state.items()}
+
     n = flat.shape[-1]
     if n == 0:
-        identity = f.op.identity(f.value_dtype)
-        state = {k: np.full(flat.shape[:-1] + (1,), identity[k], dtype=fields[k][0]) for k in fields}
+        state = typed({k: np.full(flat.shape[:-1] + (1,), v) for k, v in f.op.identity(f.value_dtype).items()})
+    else:
+        state = {k: np.broadcast_to(v, flat.shape) for k, v in typed(f.op.numpy_lift(flat.astype(f.value_dtype))).items()}
     while n > 1:
         half = n // 2
-        merged = f.op.numpy({k: v[..., :half] for k, v in state.items()},
-                            {k: v[..., half:2 * half] for k, v in state.items()})
-        merged = {k: np.asarray(v, dtype=fields[k][0]) for k, v in merged.items()}
+        merged = typed(f.op.numpy({k: v[..., :half] for k, v in state.items()},
+                                  {k: v[..., half:2 * half] for k, v in state.items()}))
         if n % 2:
             merged = {k: np.concatenate([v, state[k][..., 2 * half:]], axis=-1) for k, v in merged.items()}
         state, n = merged, half + n % 2

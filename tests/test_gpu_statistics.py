@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 import pytest
 
+from helpers import data
 from stats_helpers import STATS, check
 
 cp = pytest.importorskip("cupy")
@@ -21,13 +22,6 @@ DTYPES = [np.dtype(t) for t in (np.float32, np.float16, np.float64, np.int32, np
 PATH_SHAPES = ([((4096, 4096), (1,)), ((4096, 4096), (0,)), ((16, 1 << 20), (1,)), ((1 << 20, 16), (0,)),
                 ((1 << 22,), (0,)), ((64, 32, 3000), (0, 2))] + FLAT_SHAPES + STAGED_SHAPES[:8])
 
-
-def _data(shape, dtype, rng):
-    if dtype == np.bool_:
-        return rng.random(shape) < 0.4
-    if dtype.kind in "iu":
-        return rng.integers(-50, 50, size=shape).astype(dtype)
-    return (rng.standard_normal(shape) * 2 + 3).astype(dtype)
 
 
 def _run(name, xd, axis, keepdims=False, **kwargs):
@@ -48,7 +42,7 @@ def _run(name, xd, axis, keepdims=False, **kwargs):
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
 @pytest.mark.parametrize("name", list(STATS))
 def test_every_path(name, dtype, shape, axes):
-    x = _data(shape, dtype, np.random.default_rng(abs(hash((name, dtype.name, shape))) % 2**32))
+    x = data(shape, dtype, "sum", np.random.default_rng(abs(hash((name, dtype.name, shape))) % 2**32))
     kwargs = {"ddof": 1} if name != "logsumexp" else {}
     check(name, _run(name, cp.asarray(x), axes, **kwargs), x, axes, ddof=kwargs.get("ddof", 0))
 
@@ -56,7 +50,7 @@ def test_every_path(name, dtype, shape, axes):
 @pytest.mark.parametrize("shape", SUBSET_SHAPES, ids=str)
 @pytest.mark.parametrize("name", list(STATS))
 def test_every_axis_subset(name, shape):
-    x = _data(shape, np.dtype(np.float32), np.random.default_rng(len(shape)))
+    x = data(shape, np.dtype(np.float32), "sum", np.random.default_rng(len(shape)))
     for r in range(len(shape) + 1):
         for axes in itertools.combinations(range(len(shape)), r):
             check(name, _run(name, cp.asarray(x), axes), x, axes)
