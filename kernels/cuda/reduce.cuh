@@ -442,14 +442,15 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
     span.Load(x + p.kept.Offset(tile) + p.red.Offset(stage), rows(tile, stage) * p.row_stride);
   };
   // Fold this thread's share (lane ty of kBY) of a slot's num_folds elements in the staged span.
-  // One reduced dim is a strided run (32-bit offsets, no index calculator): a direct span's short
-  // rows element by element, the long runs of accumulated slots with NY loads in flight (measured
-  // both ways on the H100); more dims go through `folds`.
+  // One reduced dim is a strided run (32-bit offsets, no index calculator): a short row that one
+  // thread folds alone, element by element; rows shared by several lanes and the long runs of
+  // accumulated slots with NY loads in flight (measured both ways on the H100: element by element
+  // lost 15-20% on float16 rows of 255-1001 and on bool columns); more dims go through `folds`.
   auto fold = [&](Acc& a, const Tin* span_in, unsigned slot, unsigned num_folds) {
     Acc part[1] = {a};
     const Tin* first = span_in + p.slots.Offset(slot);
     const unsigned stride = static_cast<unsigned>(p.folds.in_stride[0]);
-    if constexpr (TRND == 1 && kDirect) {
+    if constexpr (TRND == 1 && kDirect && kBY == 1) {
       FoldShared<R, Tr, Tin, kBY>(part, first, num_folds, stride, ty);
     } else if constexpr (TRND == 1) {
       FoldStrided<R, Tr, Tin, NY, kBY, unsigned>(part, first, num_folds, stride, ty);
