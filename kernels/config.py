@@ -5,7 +5,9 @@ Pure Python (no CuPy), so every planning rule is unit-tested on a machine withou
 Steps, as in Paddle's ReduceConfig:
 1. Normalise axes (NumPy's rules and errors).
 2. Drop size-1 dims; flip reduced dims with negative strides (summation order is free, so the
-   pointer moves to the lowest address instead of copying).
+   pointer moves to the lowest address instead of copying). A reduction that needs each element's
+   index (argmax) gives its reduced dims a second stride, the index's: the element's place in the
+   C-order flattening of the reduced axes, whatever order the planner walks them in.
 3. Sort the kept dims and the reduced dims each by stride, outermost first, and merge neighbours
    that are contiguous with each other (in the input, and for kept dims in the output too). Kept
    and reduced dims never need to be adjacent: offsets are `kept(o) + red(r)`.
@@ -56,7 +58,8 @@ def normalize_axis(axis, ndim: int) -> Tuple[int, ...]:
 
 @dataclass(frozen=True)
 class Dim:
-    """One (merged) dim: its size and its strides, in elements, in the input and the output."""
+    """One (merged) dim: its size and its strides, in elements, in the input and the output (for a
+    reduced dim, the output stride is the index stride: see `plan`'s `index_strides`)."""
 
     size: int
     in_stride: int
@@ -177,6 +180,7 @@ class ReduceConfig:
     flat_runs: bool = False  # inner kernel: the runs of an output walked as one sequence of vectors
     words: bool = False  # a 1-byte input read as uint32 words (every size, stride and offset in words)
     stage: Optional[Stage] = None  # staged kernel: `kept` holds the output tiles, `red` the stages
+    index_offset: int = 0  # with index strides: the index of the element at in_offset (flipped dims)
 
     @property
     def num_seg(self) -> int:
@@ -187,7 +191,7 @@ class ReduceConfig:
         """The dims of the kernel's reduced-index calculator: the segments, and with flat runs the
         vectors of a run as one more, innermost dim (flat index = segment x vectors + vector)."""
         if self.flat_runs:
-            return self.red + (Dim(self.inner.size // self.vec, self.vec),)
+            return self.red + (Dim(self.inner.size // self.vec, self.vec, self.vec * self.inner.out_stride),)
         return self.red
 
     @property
@@ -214,6 +218,7 @@ def plan(
     blocks_per_sm: int = 0,
     pack_words: bool = False,
     acc_itemsize: int = 4,
+    index_strides: bool = False,
 ) -> ReduceConfig:
     """Plan a reduction of a non-empty input with at least one output.
 
@@ -225,19 +230,26 @@ def plan(
     of a 1-byte input may read it as uint32 words of four bytes (kps.packs_words says when);
     the plan says whether it does (`words`), in word units throughout. `acc_itemsize`: bytes of one
     accumulator (a state of several fields is wider), which bounds what shared memory holds.
+    `index_strides`: the kernels tell each element's index in the reduced range (the C-order
+    flattening of the reduced axes) to the reduction; reduced dims then merge only where their
+    indices run on as their addresses do.
     """
     axes = set(axes)
     kept, red = [], []
-    in_offset = 0
+    in_offset = index_offset = 0
     out_iter = iter(out_strides)
+    index_stride = math.prod(shape[a] for a in axes)
     for i, (n, s) in enumerate(zip(shape, strides)):
         if i in axes:
+            index_stride //= n or 1
             if n == 1:
                 continue
+            t = index_stride if index_strides else 0
             if s < 0:
                 in_offset += (n - 1) * s
-                s = -s
-            red.append(Dim(n, s))
+                index_offset += (n - 1) * t
+                s, t = -s, -t
+            red.append(Dim(n, s, t))
         else:
             o = next(out_iter)
             if n != 1:
@@ -265,7 +277,7 @@ def plan(
     target = sm_count * (blocks_per_sm or tuning.BLOCKS_PER_SM)  # resident blocks: one full wave
     split_target = sm_count * min(tuning.SPLIT_BLOCKS_PER_SM, blocks_per_sm or tuning.BLOCKS_PER_SM)
     block = tuning.BLOCK_THREADS
-    common = dict(in_offset=in_offset, num_out=num_out, num_red=num_red, block=block)
+    common = dict(in_offset=in_offset, num_out=num_out, num_red=num_red, block=block, index_offset=index_offset)
 
     in_base = in_misalign + in_offset * itemsize
     if _wants_stage(kept, red, use_inner, itemsize, in_base, tuning):
@@ -474,7 +486,7 @@ def _plan_staged(kept, red, itemsize: int, target: int, split_target: int, sm_co
         chunked = rows < row_dim.size
         tiles = [d for d, k in dims[:i] if k] + ([chunk] if chunked and row_kept else [])
         stages = [d for d, k in dims[:i] if not k] + ([chunk] if chunked and not row_kept else [])
-        row = Dim(rows, row_dim.in_stride, row_dim.out_stride if row_kept else 0)
+        row = Dim(rows, row_dim.in_stride, row_dim.out_stride)  # reduced: the index stride
         num_tiles = math.prod(d.size for d in tiles)
         num_stages = math.prod(d.size for d in stages)
         splits = 1

@@ -39,15 +39,15 @@ def pack(cfg: ReduceConfig) -> List[int]:
         return head + index_calc(st.slots, 32) + index_calc(st.folds, 32) + [
             st.num_tiles, st.num_stages, st.num_slots, st.num_folds, st.rows, st.rows_total, st.row_chunks,
             st.row_stride, int(st.chunk_kept), st.slots_per_row, st.folds_per_row, cfg.num_red,
-            st.stages_per_split, cfg.num_splits,
+            st.stages_per_split, cfg.num_splits, cfg.index_offset,
         ]
     if cfg.kernel == "inner":
         return head + [
             cfg.num_out, cfg.num_seg, cfg.inner.size, cfg.inner.in_stride, cfg.num_red,
-            cfg.segs_per_split, cfg.chunks, cfg.chunk_len, cfg.num_splits,
+            cfg.segs_per_split, cfg.chunks, cfg.chunk_len, cfg.num_splits, cfg.index_offset, cfg.inner.out_stride,
         ]
     magic = fast_divmod_magic(cfg.col_tiles) if cfg.index_bits == 32 else 0
     return head + [
         cfg.num_out, cfg.inner.size, cfg.inner.in_stride, cfg.inner.out_stride, cfg.col_tiles, magic,
-        cfg.num_tiles, cfg.num_red, cfg.num_red, cfg.rows_per_split, cfg.num_splits,
+        cfg.num_tiles, cfg.num_red, cfg.num_red, cfg.rows_per_split, cfg.num_splits, cfg.index_offset,
     ]

@@ -27,10 +27,11 @@ from .functors import (
     word_functors,
 )
 from .statistics import LOG_OF_SUM, LOGSUMEXP, WELFORD, std, variance
+from .arg import ARGMAX, ARGMIN, INDEX
 
 __all__ = [
     "ABS", "ADD", "EPILOGUES", "IDENTITY", "LOGICAL_AND", "LOGICAL_OR", "MAX", "MEAN", "MIN", "MUL",
     "NONE", "REDUCE_OPS", "SQUARE", "TRANSFORMS", "SUPPORTED", "CompileError", "Epilogue", "Functors",
     "ReduceOp", "TransformOp", "check_dtype", "compile_program", "packs_words", "resolve", "word_functors",
-    "STATE_FIELD_TYPES", "LOG_OF_SUM", "LOGSUMEXP", "WELFORD", "std", "variance",
+    "STATE_FIELD_TYPES", "LOG_OF_SUM", "LOGSUMEXP", "WELFORD", "std", "variance", "ARGMAX", "ARGMIN", "INDEX",
 ]

@@ -82,6 +82,10 @@ class ReduceOp:
     gives every field's value as a dict, and the NumPy twins work on dicts of arrays, field by
     field: `numpy_lift(x)` and `numpy(a, b)`. CUDA text containing `return` is a function body,
     anything else one expression. The epilogue reads the fields as `a.name`.
+
+    `indexed=True` (a state op only) gives `lift` each element's index in the reduced range as `i`
+    (`long long`; NumPy: `numpy_lift(x, i)` with an int64 array): its place in the C-order
+    flattening of the reduced axes, the same on every kernel path (argmax: kps/arg.py).
     """
 
     name: str
@@ -93,6 +97,7 @@ class ReduceOp:
     state: Tuple[Tuple[str, str], ...] = ()
     lift: str = ""
     numpy_lift: Optional[Callable] = None
+    indexed: bool = False
 
     def __post_init__(self):
         _check_name(self.name)
@@ -109,6 +114,8 @@ class ReduceOp:
             raise ValueError(f"state: duplicate field names in {self.state!r}")
         if self.state and not (self.lift and callable(self.numpy_lift)):
             raise TypeError("lift: a state needs `lift` (CUDA) and `numpy_lift` (NumPy)")
+        if self.indexed and not self.state:
+            raise TypeError("indexed: only a state op receives the element's index (declare `state` and `lift`)")
 
     def state_dtype(self, acc: np.dtype) -> np.dtype:
         """The accumulator's layout as a NumPy structured dtype (C's field order and padding)."""
@@ -254,8 +261,9 @@ class Functors:
             f"  typedef {res} res_t;\n"
             f"  __device__ static res_t Apply(arg_t x) {{ return static_cast<res_t>({self.transform.cuda}); }}\n"
             f"}};\n"
-            + (f"namespace kps {{\ntemplate <>\nstruct Caster<{acc}, {res}> {{\n"
-               f"  __device__ static {acc} Apply({res} x) {{ return {self.reduce_struct}::Lift(Cast<{self.reduce_struct}::value_t>(x)); }}\n"
+            + (f"namespace kps {{\ntemplate <>\nstruct Lifter<{acc}, {res}> {{\n"
+               f"  __device__ static {acc} Apply({res} x, long long i) {{\n"
+               f"    return {self.reduce_struct}::Lift(Cast<{self.reduce_struct}::value_t>(x), i);\n  }}\n"
                f"}};\n}}  // namespace kps\n" if self.op.state else "") +
             f"struct {self.epilogue_struct} {{\n"
             f"  typedef {acc} acc_t;\n"
@@ -265,8 +273,8 @@ class Functors:
         )
 
     def _render_state(self) -> str:
-        """A state op's struct and its reduce functor, with `Lift` (one element -> a state): the
-        kernels reach it through kps::Cast, as they reach a scalar accumulator's conversion."""
+        """A state op's struct and its reduce functor, with `Lift` (one element and its index -> a
+        state): the kernels reach it through kps::Lift, as they reach a scalar accumulator's cast."""
         state, value = f"State_{self.acc_code}", dtypes.cuda_type(self.value_dtype)
         fields = [(name, self.acc_dtype.fields[name][0]) for name, _ in self.op.state]
         identity = self.op.identity(self.value_dtype)
@@ -278,7 +286,7 @@ class Functors:
             f"  typedef {value} value_t;\n"
             f"  __device__ static acc_t Identity() {{ acc_t a; {init} return a; }}\n"
             f"  __device__ static acc_t Combine(acc_t a, acc_t b) {{ {_body(self.op.combine)} }}\n"
-            f"  __device__ static acc_t Lift(value_t x) {{ {_body(self.op.lift)} }}\n"
+            f"  __device__ static acc_t Lift(value_t x, long long i) {{ {_body(self.op.lift)} }}\n"
             f"}};\n"
         )
 

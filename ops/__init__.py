@@ -4,6 +4,8 @@ from .api import (
     reduce,
     reduce_all,
     reduce_any,
+    reduce_argmax,
+    reduce_argmin,
     reduce_logsumexp,
     reduce_max,
     reduce_mean,
@@ -14,5 +16,5 @@ from .api import (
     reduce_var,
 )
 
-__all__ = ["reduce", "reduce_all", "reduce_any", "reduce_logsumexp", "reduce_max", "reduce_mean", "reduce_min",
+__all__ = ["reduce", "reduce_all", "reduce_any", "reduce_argmax", "reduce_argmin", "reduce_logsumexp", "reduce_max", "reduce_mean", "reduce_min",
            "reduce_prod", "reduce_std", "reduce_sum", "reduce_var"]

@@ -82,9 +82,12 @@ def _check_descriptors(op, transform, epilogue) -> None:
                               ("epilogue", epilogue, kps.Epilogue)):
         if not isinstance(value, kind):
             raise TypeError(f"{name}: expected a kps.{kind.__name__}, got {value!r}")
+    if op.state and epilogue in (kps.NONE, kps.MEAN):
+        raise TypeError(f"epilogue: {op.name} accumulates a state of fields ({', '.join(n for n, _ in op.state)}); "
+                        f"give an epilogue that reads them, not {epilogue.name}")
 
 
-def _check_out(out, backend: str, x, shape, natural: np.dtype, out_dtype: np.dtype):
+def _check_out(out, backend: str, x, shape, natural: np.dtype, out_dtype: np.dtype, indexed: bool = False):
     if backend == "cpu":
         if not isinstance(out, np.ndarray):
             raise TypeError(f"out: expected a numpy.ndarray for a NumPy input, got {type(out).__name__}")
@@ -97,6 +100,9 @@ def _check_out(out, backend: str, x, shape, natural: np.dtype, out_dtype: np.dty
     dtypes.check_dtype(out_dtype, "out")
     if tuple(out.shape) != shape:
         raise ValueError(f"out: expected shape {shape}, got {tuple(out.shape)}")
+    # NumPy's rule for an arg-reduction's out=: an array of indices, which casts safely to int64.
+    if indexed and not np.can_cast(out_dtype, np.int64, casting="safe"):
+        raise TypeError(f"out: an index result needs an integer array that casts safely to int64, got {out_dtype}")
     # NumPy's rule for a reduction's out=: the result must cast to it under 'same_kind'.
     if not np.can_cast(natural, out_dtype, casting="same_kind"):
         raise TypeError(f"out: cannot cast the result from {natural} to {out_dtype} under casting rule 'same_kind'")
@@ -179,10 +185,12 @@ def _reduce(backend, x, in_dtype, axis, op, transform, keepdims, dtype, out, out
     f = _functors(op, transform, epilogue, in_dtype, requested, None)
     shape = config.result_shape(x.shape, axes, keepdims)
     if out is not None:
-        _check_out(out, backend, x, shape, f.out_dtype, out_dtype)
+        _check_out(out, backend, x, shape, f.out_dtype, out_dtype, op.indexed)
         f = _functors(op, transform, epilogue, in_dtype, requested, dtypes.check_dtype(out_dtype, "out"))
     num_red = math.prod(x.shape[a] for a in axes)
     if num_red == 0 and not op.empty_ok:
+        if op.indexed:  # NumPy's words for argmax and argmin
+            raise ValueError(f"x: attempt to get {op.name} of an empty sequence")
         raise ValueError(f"zero-size array to reduction operation {op.name} which has no identity")
 
     if backend == "cpu":
@@ -318,6 +326,27 @@ def _welford(name: str, epilogue_for, doc: str):
     )
     return fn
 
+
+def _arg(name: str, op, doc: str):
+    identity, epilogue = kps.IDENTITY, kps.INDEX
+    table = _table(op, identity, epilogue)
+
+    def fn(x, axis=None, keepdims=False, out=None):
+        return _run(x, axis, op, identity, keepdims, None, out, epilogue, table if out is None else None)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (
+        f"{doc}\n\nNumPy semantics (int64 indices; of equal values the first wins; a NaN beats every number,"
+        " the first NaN wins; an empty reduced range raises ValueError; `out` an integer array) with"
+        " `axis` None (the index into the flattened array), an int, or a tuple of ints: then the index into"
+        " the reduced axes flattened in C order, as `numpy.unravel_index(i, [x.shape[a] for a in axes])`"
+        " unravels it. One pass: each element's index travels with its value."
+    )
+    return fn
+
+
+reduce_argmax = _arg("reduce_argmax", kps.ARGMAX, "Index of the largest element over the given axes (numpy.argmax).")
+reduce_argmin = _arg("reduce_argmin", kps.ARGMIN, "Index of the smallest element over the given axes (numpy.argmin).")
 
 reduce_var = _welford("reduce_var", statistics.variance, "Variance over the given axes (numpy.var).")
 reduce_std = _welford("reduce_std", statistics.std, "Standard deviation over the given axes (numpy.std).")

@@ -23,7 +23,34 @@ from . import timing
 
 CASES_FILE = Path(__file__).with_name("bench_cases.json")
 
-#: op name -> (our function, the NumPy/CuPy function name, the torch function name or None)
+def _reduced_last(x, axes, permute):
+    """`x` with the reduced axes moved last and flattened into one: how NumPy, CuPy and torch users
+    take an argmax over several axes (a copy unless the axes are already last)."""
+    kept = [a for a in range(x.ndim) if a not in axes]
+    return permute(x, kept + list(axes)).reshape([x.shape[a] for a in kept] + [-1])
+
+
+def _arg_peer(name: str):
+    def call(xp, x, axes):
+        return getattr(xp, name)(_reduced_last(x, axes, xp.transpose), axis=-1)
+    return call
+
+
+def _arg_torch(name: str):
+    def call(torch, t, axes):
+        return getattr(torch, name)(_reduced_last(t, axes, lambda a, p: a.permute(*p)), dim=-1)
+    return call
+
+
+def _logsumexp_peer(xp, x, axes):
+    """What a NumPy or CuPy user writes: the maximum, then the log of the sum of shifted exps."""
+    m = xp.max(x, axis=axes, keepdims=True)
+    m = xp.where(xp.isfinite(m), m, 0)
+    return xp.squeeze(xp.log(xp.sum(xp.exp(x - m), axis=axes, keepdims=True)) + m, axis=axes)
+
+
+#: op name -> (our function, the NumPy/CuPy function: its name, or a callable (xp, x, axes); the
+#: torch function: its name, a callable (torch, t, axes), or None)
 OPS = {
     "sum": (ops.reduce_sum, "sum", "sum"),
     "mean": (ops.reduce_mean, "mean", "mean"),
@@ -32,7 +59,21 @@ OPS = {
     "prod": (ops.reduce_prod, "prod", None),
     "all": (ops.reduce_all, "all", "all"),
     "any": (ops.reduce_any, "any", "any"),
+    "argmax": (ops.reduce_argmax, _arg_peer("argmax"), _arg_torch("argmax")),
+    "argmin": (ops.reduce_argmin, _arg_peer("argmin"), _arg_torch("argmin")),
+    "var": (ops.reduce_var, "var", lambda torch, t, axes: torch.var(t, dim=axes, correction=0)),
+    "std": (ops.reduce_std, "std", lambda torch, t, axes: torch.std(t, dim=axes, correction=0)),
+    "logsumexp": (ops.reduce_logsumexp, _logsumexp_peer, "logsumexp"),
 }
+
+#: Ops whose result is an index: compared exactly.
+INDEX_OPS = ("argmax", "argmin")
+
+
+def numpy_call(op: str, xp, x, axes):
+    """The NumPy (xp=numpy) or CuPy (xp=cupy) equivalent of `op` on `x`."""
+    fn = OPS[op][1]
+    return fn(xp, x, axes) if callable(fn) else getattr(xp, fn)(x, axis=axes)
 
 #: Largest input of the CPU fallback's scaled-down cases (elements).
 CPU_CASE_ELEMENTS = 1 << 20
@@ -93,15 +134,18 @@ def peer_calls(op: str, x, axes):
     and torch if installed; a torch tensor: torch)."""
     import cupy
 
-    _, np_name, torch_name = OPS[op]
+    torch_fn = OPS[op][2]
     calls = {}
     if isinstance(x, cupy.ndarray):
-        calls["cupy"] = lambda: getattr(cupy, np_name)(x, axis=axes)
+        calls["cupy"] = lambda: numpy_call(op, cupy, x, axes)
     torch = _torch()
-    if torch is not None and torch_name is not None:
+    if torch is not None and torch_fn is not None:
         t = x if isinstance(x, torch.Tensor) else torch.from_dlpack(x)
-        fn = getattr(torch, torch_name)
-        calls["torch"] = lambda: fn(t, dim=axes)
+        if callable(torch_fn):
+            calls["torch"] = lambda: torch_fn(torch, t, axes)
+        else:
+            fn = getattr(torch, torch_fn)
+            calls["torch"] = lambda: fn(t, dim=axes)
     return calls
 
 
@@ -120,9 +164,11 @@ def check_result(result, x, op: str, axes, on_gpu: bool = False) -> bool:
     if on_gpu:
         import cupy
 
-        ref = cupy.asnumpy(getattr(cupy, OPS[op][1])(x if x.dtype == np.bool_ else x.astype(cupy.float64), axis=axes))
+        ref = cupy.asnumpy(numpy_call(op, cupy, x if x.dtype == np.bool_ else x.astype(cupy.float64), axes))
     else:
-        ref = getattr(np, OPS[op][1])(_host64(x), axis=axes)
+        ref = numpy_call(op, np, _host64(x), axes)
+    if op in INDEX_OPS:  # float64 keeps every order and tie of the input's values
+        return bool(np.array_equal(_host64(result), ref))
     tol = 2e-2 if str(x.dtype) in ("float16", "torch.bfloat16", "torch.float16") else 1e-4
     size = math.prod(x.shape)
     return bool(np.allclose(_host64(result), ref, rtol=tol, atol=tol * math.sqrt(size / max(ref.size, 1))))
@@ -179,14 +225,14 @@ def run_cpu_case(case: Case, op: str, dtype=None) -> dict:
     small = Case(case.name, tuple(shape), case.axis, case.dtype)
     dtype = np.dtype(dtype or case.dtype)
     x = make_input(small.shape, dtype, np)
-    ours, np_name, _ = OPS[op]
+    ours = OPS[op][0]
     axes = small.axes
-    ref = getattr(np, np_name)(x, axis=axes)
+    ref = numpy_call(op, np, x, axes)
     row = {"case": f"{case.name}->{'x'.join(map(str, shape))}", "op": op, "dtype": dtype.name,
            "MB": small.nbytes(dtype) / 1e6}
     row["ok"] = bool(np.allclose(ours(x, axis=axes), ref, rtol=1e-3, atol=1e-3))
     row["ours_us"] = timing.median_us_cpu(lambda: ours(x, axis=axes))
-    row["numpy_us"] = timing.median_us_cpu(lambda: getattr(np, np_name)(x, axis=axes))
+    row["numpy_us"] = timing.median_us_cpu(lambda: numpy_call(op, np, x, axes))
     row["vs_best_peer"] = row["numpy_us"] / row["ours_us"]
     return row
 

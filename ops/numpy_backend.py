@@ -33,7 +33,7 @@ def _reduce_state(t: np.ndarray, axes, keepdims: bool, f: Functors) -> dict:
     """Every output's state, a dict of field arrays of the result's shape: the reduced axes moved
     last and flattened, each element lifted, then halves merged until one state is left."""
     kept = [a for a in range(t.ndim) if a not in axes]
-    flat = np.transpose(t, kept + list(axes)).reshape([t.shape[a] for a in kept] + [-1])
+    flat = np.transpose(t, kept + list(axes)).reshape([t.shape[a] for a in kept] + [math.prod(t.shape[a] for a in axes)])
     fields = f.acc_dtype.fields
 
     def typed(state):  # each field in its own dtype, whatever the twin returned
@@ -43,7 +43,11 @@ def _reduce_state(t: np.ndarray, axes, keepdims: bool, f: Functors) -> dict:
     if n == 0:
         state = typed({k: np.full(flat.shape[:-1] + (1,), v) for k, v in f.op.identity(f.value_dtype).items()})
     else:
-        state = {k: np.broadcast_to(v, flat.shape) for k, v in typed(f.op.numpy_lift(flat.astype(f.value_dtype))).items()}
+        values = flat.astype(f.value_dtype)
+        # an indexed op's lift also takes each element's index: its place in the C-order flattening
+        # of the reduced axes, which is where the transpose and reshape above put it
+        lifted = f.op.numpy_lift(values, np.arange(n, dtype=np.int64)) if f.op.indexed else f.op.numpy_lift(values)
+        state = {k: np.broadcast_to(v, flat.shape) for k, v in typed(lifted).items()}
     while n > 1:
         half = n // 2
         merged = typed(f.op.numpy({k: v[..., :half] for k, v in state.items()},

@@ -1,7 +1,8 @@
 """A Python replay of a planned launch: which input offsets each thread of the grid reads and which
 output offsets are written, following ReduceInner / ReduceOuter / ReduceStaged
 (kernels/cuda/reduce.cuh) loop by loop. The coverage tests check every input element is read
-exactly once and every output written exactly once, on the CPU, for the tail blocks and splits too.
+exactly once and every output written exactly once, on the CPU, for the tail blocks and splits too,
+and that the index each element is lifted with (arg-reductions) is its place in the reduced range.
 """
 from __future__ import annotations
 
@@ -32,50 +33,55 @@ class Replay:
         self.cfg, self.itemsize, self.misalign = cfg, itemsize, misalign
         self.reads: Counter = Counter()
         self.writes: Counter = Counter()
+        self.positions: dict = {}  # input offset -> the index in the reduced range it was lifted with
 
     def _address(self, offset: int) -> int:
         return self.misalign + (offset + self.cfg.in_offset) * self.itemsize
 
-    def _read(self, offset: int) -> None:
+    def _read(self, offset: int, pos: int) -> None:
         self.reads[offset + self.cfg.in_offset] += 1
+        self.positions[offset + self.cfg.in_offset] = pos
 
     # --- ReduceInner -------------------------------------------------------------------------
-    def _fold_strided(self, run, length, stride, lane, lanes, ny):
+    def _fold_strided(self, run, length, stride, lane, lanes, ny, pos, pos_stride):
         i, step = 0, lanes * ny
         while i + step <= length:
             for y in range(ny):
-                self._read(run + (i + lane + y * lanes) * stride)
+                k = i + lane + y * lanes
+                self._read(run + k * stride, pos + k * pos_stride)
             i += step
         if i + lane < length:
             num_y = _ceil(length - i - lane, lanes)
             assert num_y <= ny
             for y in range(num_y):
-                self._read(run + (i + lane + y * lanes) * stride)
+                k = i + lane + y * lanes
+                self._read(run + k * stride, pos + k * pos_stride)
 
-    def _vectors(self, body, v, lane, lanes, num_y):
+    def _vectors(self, body, v, lane, lanes, num_y, pos, pos_stride):
         vec = self.cfg.vec
         for y in range(num_y):
-            w = body + (v + lane + y * lanes) * vec
-            assert self._address(w) % 16 == 0, "misaligned vector load"
+            k = (v + lane + y * lanes) * vec
+            assert self._address(body + k) % 16 == 0, "misaligned vector load"
             for j in range(vec):
-                self._read(w + j)
+                self._read(body + k + j, pos + (k + j) * pos_stride)
 
-    def _fold_contiguous(self, run, length, lane, lanes):
+    def _fold_contiguous(self, run, length, lane, lanes, pos, pos_stride):
         vec, ny = self.cfg.vec, self.cfg.ny
         head = min(length, ((16 - self._address(run) % 16) % 16) // self.itemsize)
-        self._fold_strided(run, head, 1, lane, lanes, 1)
+        self._fold_strided(run, head, 1, lane, lanes, 1, pos, pos_stride)
         body = run + head
         num_vec = (length - head) // vec
         v, step = 0, lanes * ny
+        body_pos = pos + head * pos_stride
         while v + step <= num_vec:
-            self._vectors(body, v, lane, lanes, ny)
+            self._vectors(body, v, lane, lanes, ny, body_pos, pos_stride)
             v += step
         if v + lane < num_vec:
             num_y = _ceil(num_vec - v - lane, lanes)
             assert num_y <= ny
-            self._vectors(body, v, lane, lanes, num_y)
+            self._vectors(body, v, lane, lanes, num_y, body_pos, pos_stride)
         done = head + num_vec * vec
-        self._fold_strided(run + done, length - done, 1, lane, lanes, 1)
+        self._fold_strided(run + done, length - done, 1, lane, lanes, 1, pos + done * pos_stride, pos_stride)
 
     def _fold_runs(self, row, begin, end, lane):
         """FoldRuns: flat vector indices through the calculator with the run's vectors innermost."""
@@ -86,10 +92,11 @@ class Replay:
         while i < end:
             num_y = ny if i + (ny - 1) * lanes < end else _ceil(end - i, lanes)
             for y in range(num_y):
-                w = row + runs(i + y * lanes)[0]
+                offset, pos = runs(i + y * lanes)
+                w = row + offset
                 assert self._address(w) % 16 == 0, "misaligned vector load"
                 for j in range(cfg.vec):
-                    self._read(w + j)
+                    self._read(w + j, cfg.index_offset + pos + j * cfg.inner.out_stride)
             i += lanes * ny
 
     def inner(self):
@@ -121,13 +128,16 @@ class Replay:
                                 self._fold_runs(in_off, seg_begin * vecs, seg_end * vecs, lane)
                         else:
                             for seg in range(seg_begin, seg_end):
-                                run = in_off + red(seg)[0] + in_begin * cfg.inner.in_stride
+                                seg_off, seg_pos = red(seg)
+                                run = in_off + seg_off + in_begin * cfg.inner.in_stride
+                                pos = cfg.index_offset + seg_pos + in_begin * cfg.inner.out_stride
                                 for lane in range(cfg.lanes):
                                     if cfg.vec > 1:
-                                        self._fold_contiguous(run, max(0, in_end - in_begin), lane, cfg.lanes)
+                                        self._fold_contiguous(run, max(0, in_end - in_begin), lane, cfg.lanes, pos,
+                                                              cfg.inner.out_stride)
                                     else:
                                         self._fold_strided(run, max(0, in_end - in_begin), cfg.inner.in_stride, lane,
-                                                           cfg.lanes, cfg.ny)
+                                                           cfg.lanes, cfg.ny, pos, cfg.inner.out_stride)
                         if split == gy - 1:  # one block per output group finishes (last-block-done)
                             self.writes[out_off] += 1
         return self
@@ -156,18 +166,19 @@ class Replay:
                             if ncols == vec:
                                 while r + (ny - 1) * by < r_end:
                                     for y in range(ny):
-                                        row = base + red(r + y * by)[0]
+                                        offset, pos = red(r + y * by)
+                                        row = base + offset
                                         if cfg.vec_in:
                                             assert self._address(row) % (vec * self.itemsize) == 0
                                         for j in range(vec):
-                                            self._read(row + j * cfg.inner.in_stride)
+                                            self._read(row + j * cfg.inner.in_stride, cfg.index_offset + pos)
                                     r += by * ny
                             if ncols > 0:
                                 while r < r_end:
                                     for y in range(min(ny, _ceil(r_end - r, by))):
-                                        row = base + red(r + y * by)[0]
+                                        offset, pos = red(r + y * by)
                                         for j in range(ncols):
-                                            self._read(row + j * cfg.inner.in_stride)
+                                            self._read(base + offset + j * cfg.inner.in_stride, cfg.index_offset + pos)
                                     r += by * ny
                         if split == gy - 1:
                             for j in range(ncols):
@@ -175,16 +186,16 @@ class Replay:
         return self
 
     # --- ReduceStaged ------------------------------------------------------------------------
-    def _fold_calc(self, base, calc, end, lane, lanes, ny, span):
+    def _fold_calc(self, base, calc, end, lane, lanes, ny, span, pos):
         """FoldRuns with VEC == 1: indices lane, lane + lanes, ... < end through `calc`, each read
         from the staged span [span[0], span[1])."""
         i = lane
         while i < end:
             num_y = ny if i + (ny - 1) * lanes < end else _ceil(end - i, lanes)
             for y in range(num_y):
-                offset = base + calc(i + y * lanes)[0]
-                assert span[0] <= offset < span[1], "folded an element outside the staged span"
-                self._read(offset)
+                offset, fold_pos = calc(i + y * lanes)
+                assert span[0] <= base + offset < span[1], "folded an element outside the staged span"
+                self._read(base + offset, pos + fold_pos)
             i += lanes * ny
 
     def staged(self):
@@ -207,7 +218,8 @@ class Replay:
                 for tile in range(block_x, st.num_tiles, gx):
                     for stage in range(s_begin, s_end):
                         rows = st.chunk_rows((tile if st.chunk_kept else stage) % st.row_chunks)
-                        start = kept(tile)[0] + red(stage)[0]
+                        stage_off, stage_pos = red(stage)
+                        start = kept(tile)[0] + stage_off
                         span = (start, start + rows * st.row_stride)
                         head = 16 - self.itemsize  # the most bytes of its first vector before a span
                         assert (span[1] - span[0]) * self.itemsize + head <= cfg.block * st.vectors * 16, \
@@ -219,7 +231,8 @@ class Replay:
                                 slot = tx + k * bx
                                 if slot < num_slots:
                                     for ty in range(by):
-                                        self._fold_calc(start + slots(slot)[0], folds, num_folds, ty, by, cfg.ny, span)
+                                        self._fold_calc(start + slots(slot)[0], folds, num_folds, ty, by, cfg.ny, span,
+                                                        cfg.index_offset + stage_pos)
                     if split == gy - 1:
                         num_slots = (st.chunk_rows(tile % st.row_chunks) * st.slots_per_row if st.chunk_kept
                                      else st.num_slots)

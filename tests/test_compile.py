@@ -47,8 +47,10 @@ VARIANTS = [
 
 SPECS = [(op, kps.NONE) for op in kps.REDUCE_OPS] + [(kps.ADD, kps.MEAN)]
 
-#: Reductions whose accumulator is a struct (kps/statistics.py), with the identity transform.
-STATE_SPECS = [(kps.WELFORD, kps.variance(1)), (kps.LOGSUMEXP, kps.LOG_OF_SUM)]
+#: Reductions whose accumulator is a struct (kps/statistics.py, kps/arg.py), with the identity transform;
+#: the arg-reductions are planned with index strides, as the GPU path plans them.
+STATE_SPECS = [(kps.WELFORD, kps.variance(1)), (kps.LOGSUMEXP, kps.LOG_OF_SUM), (kps.ARGMAX, kps.INDEX),
+               (kps.ARGMIN, kps.INDEX)]
 
 
 def _names(functors: kps.Functors):
@@ -64,7 +66,8 @@ def _names(functors: kps.Functors):
         out_strides = [int(np.prod(kept[i + 1:])) for i in range(len(kept))]
         for pack in {False, kps.packs_words(functors)}:
             cfg = config.plan(shape, strides, axes, out_strides, itemsize, functors.out_dtype.itemsize, 132,
-                              pack_words=pack, acc_itemsize=functors.acc_dtype.itemsize)
+                              pack_words=pack, acc_itemsize=functors.acc_dtype.itemsize,
+                              index_strides=functors.op.indexed)
             f = kps.word_functors(functors) if cfg.words else functors
             names.setdefault(f, set()).add(source.kernel_name(cfg, f))
     return names
@@ -92,7 +95,8 @@ def test_every_specialisation_compiles_for_sm_90():
 
 
 def test_every_state_specialisation_compiles_for_sm_90():
-    """Struct accumulators through every kernel variant: shuffles, shared memory, split partials."""
+    """Struct accumulators through every kernel variant: shuffles, shared memory, split partials, and
+    the element's index on every path (arg-reductions)."""
     jobs = [(-i - 1, 0, d.name) for i in range(len(STATE_SPECS)) for d in kps.SUPPORTED]
     with ProcessPoolExecutor(max(1, min(len(jobs), os.cpu_count() or 1))) as pool:
         counts = list(pool.map(_compile, jobs))

@@ -1,5 +1,6 @@
 """Coverage: replay planned launches in Python and prove every input element is read exactly once
-and every output element written exactly once: tail blocks, splits, odd alignments included."""
+and every output element written exactly once: tail blocks, splits, odd alignments included. With
+index strides (arg-reductions), every element is also lifted with its index in the reduced range."""
 from __future__ import annotations
 
 import itertools
@@ -28,7 +29,16 @@ def _offsets(shape, strides):
     return Counter(sum(i * s for i, s in zip(idx, strides)) for idx in itertools.product(*map(range, shape)))
 
 
-def check_coverage(view: np.ndarray, axes, out_order, sm_count: int, misalign_items: int, tuning=policy):
+def _positions(shape, strides, axes):
+    """input offset -> the element's index in the C-order flattening of the reduced axes"""
+    red_shape = [shape[a] for a in axes]
+    return {sum(i * s for i, s in zip(idx, strides)):
+            int(np.ravel_multi_index([idx[a] for a in axes], red_shape)) if axes else 0
+            for idx in itertools.product(*map(range, shape))}
+
+
+def check_coverage(view: np.ndarray, axes, out_order, sm_count: int, misalign_items: int, tuning=policy,
+                   index_strides: bool = False):
     itemsize = view.itemsize
     strides = [s // itemsize for s in view.strides]
     kept_shape = [n for i, n in enumerate(view.shape) if i not in axes]
@@ -36,11 +46,14 @@ def check_coverage(view: np.ndarray, axes, out_order, sm_count: int, misalign_it
     out = np.empty([kept_shape[k] for k in out_order], dtype=np.uint8).transpose(np.argsort(out_order))
     out_strides = list(out.strides)
     cfg = config.plan(view.shape, strides, axes, out_strides, itemsize, 1, sm_count,
-                      in_misalign=(misalign_items * itemsize) % 16, out_align=16, tuning=tuning)
+                      in_misalign=(misalign_items * itemsize) % 16, out_align=16, tuning=tuning,
+                      index_strides=index_strides)
     assert 1 <= cfg.grid[0] <= tuning.MAX_GRID_X and 1 <= cfg.grid[1] <= tuning.MAX_GRID_Y
     replay = Replay(cfg, itemsize, (misalign_items * itemsize) % 16).run()
     assert replay.reads == _offsets(view.shape, strides), cfg
     assert replay.writes == _offsets(out.shape, out_strides), cfg
+    if index_strides:
+        assert replay.positions == _positions(view.shape, strides, axes), cfg
     return cfg
 
 
@@ -71,6 +84,17 @@ def test_every_element_read_once_written_once(view, data):
                    data.draw(st.sampled_from([policy, SMALL])))
 
 
+@given(view=views(), data=st.data())
+def test_every_element_lifted_with_its_index(view, data):
+    """Arg-reductions: transposed, flipped and stepped views, every kernel, split or not."""
+    if view.size > 2500:
+        view = view[tuple(slice(0, 5) for _ in view.shape)]
+    axes = tuple(sorted(data.draw(st.sets(st.integers(0, view.ndim - 1)), label="axes")))
+    out_order = list(range(view.ndim - len(axes)))
+    check_coverage(view, axes, out_order, data.draw(st.sampled_from([1, 2, 132])), data.draw(st.integers(0, 15)),
+                   data.draw(st.sampled_from([policy, SMALL])), index_strides=True)
+
+
 # Hand-picked cases for each regime: short rows, long rows split per chunk, split by segments,
 # narrow and wide columns, split columns, strided rows, several reduced dims.
 CASES = [
@@ -88,8 +112,9 @@ def test_coverage_cases(shape, axes, itemsize, layout):
     if layout == "transposed":
         view = np.empty(shape[::-1], f"u{itemsize}").T
     for sm_count, tuning in ((1, policy), (132, policy), (1, SMALL), (132, SMALL)):
-        cfg = check_coverage(view, axes, list(range(len(shape) - len(axes))), sm_count, 3, tuning)
-        assert cfg.num_out == math.prod(n for i, n in enumerate(shape) if i not in axes)
+        for index_strides in (False, True):
+            cfg = check_coverage(view, axes, list(range(len(shape) - len(axes))), sm_count, 3, tuning, index_strides)
+            assert cfg.num_out == math.prod(n for i, n in enumerate(shape) if i not in axes)
 
 
 #: Short aligned runs, walked flat: unsplit, split by runs, grid-stride, two segment dims.
@@ -102,9 +127,10 @@ def test_flat_runs_coverage(shape, axes, itemsize):
     view = np.empty(shape, f"u{itemsize}")
     seen = set()
     for sm_count, tuning in ((1, policy), (132, policy), (1, SMALL), (132, SMALL)):
-        cfg = check_coverage(view, axes, list(range(len(shape) - len(axes))), sm_count, 0, tuning)
-        seen.add((cfg.flat_runs, cfg.num_splits > 1))
-    assert any(flat for flat, _ in seen), seen
+        for index_strides in (False, True):
+            cfg = check_coverage(view, axes, list(range(len(shape) - len(axes))), sm_count, 0, tuning, index_strides)
+            seen.add((cfg.flat_runs, cfg.num_splits > 1, index_strides))
+    assert any(flat and index for flat, _, index in seen), seen
 
 
 def check_words_coverage(view: np.ndarray, axes, sm_count: int, misalign: int, tuning=policy):

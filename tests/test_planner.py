@@ -200,3 +200,15 @@ def test_size_one_reduced_dims_keep_vector_loads():
 def test_column_tiles_hold_no_more_rows_than_are_reduced(rows):
     cfg = plan((rows, 1 << 20), (0,))
     assert cfg.kernel == "outer" and cfg.ny == min(1 << (rows - 1).bit_length(), policy.MAX_TILE_ROWS)
+
+
+def test_index_strides_follow_the_logical_order():
+    """Arg-reductions: a transposed input's reduced dims stay apart (memory order is not the index
+    order), a flipped dim counts down from its end, and a C-order input merges as before."""
+    t = config.plan((300, 200), (1, 300), (0, 1), (), 4, 8, 132, index_strides=True)
+    assert t.kernel == "inner" and t.red == (Dim(200, 300, 1),) and t.inner == Dim(300, 1, 200)
+    assert config.plan((300, 200), (1, 300), (0, 1), (), 4, 8, 132).inner.size == 60000  # merged without
+    f = config.plan((1000,), (-1,), (0,), (), 4, 8, 132, index_strides=True)
+    assert f.in_offset == -999 and f.index_offset == 999 and f.inner.out_stride == -1
+    c = config.plan((64, 1000), (1000, 1), (0, 1), (), 4, 8, 132, index_strides=True)
+    assert c.inner == Dim(64000, 1, 1) and c.index_offset == 0

@@ -78,7 +78,7 @@ def test_a_user_declared_state_min_and_max_in_one_pass():
     f = kps.resolve(minmax, kps.IDENTITY, spread, np.float32)
     assert f.acc_dtype.names == ("lo", "hi") and f.acc_dtype.itemsize == 8
     assert "struct State_minmax_float32 {" in f.render()
-    assert "Caster<State_minmax_float32, float>" in f.render()
+    assert "Lifter<State_minmax_float32, float>" in f.render()
 
 
 @pytest.mark.parametrize("state,message", [

@@ -15,6 +15,8 @@ SMALL_CASES = [n for n in CASES if n.startswith(("small_", "tiny_"))]
 #: The cases of the history chart in the README: the simplest and the hardest layout.
 HEADLINE_CASES = ["full_1d_256M", "nchw_stats_128x64x56x56"]
 OPS = ["sum", "mean", "max", "min", "prod", "all", "any"]
+#: Reductions with a state of several fields (kps/statistics.py, kps/arg.py), tracked on float32 against the peers.
+STATE_OPS = ["argmax", "argmin", "var", "std", "logsumexp"]
 DTYPES = ["float32", "float16", "int32", "bool"]
 IMPLS = ["kps", "cupy", "torch"]
 
@@ -146,6 +148,26 @@ class OpsByDtype(_Tracked):
     track_pct_ceiling.unit = "%"
 
 
+class StateOps(_Tracked):
+    """The reductions with a state (index, Welford, running maximum) on every public case, float32,
+    next to torch's and CuPy's equivalents (GB/s)."""
+
+    params = (CASES, STATE_OPS, IMPLS)
+    param_names = ["case", "op", "impl"]
+
+    def setup_cache(self):
+        return _measure([(name, "float32", STATE_OPS, IMPLS) for name in CASES])
+
+    @staticmethod
+    def key(case, op, impl):
+        return (case, op, "float32", impl)
+
+    def track_gbps(self, cache, case, op, impl):
+        return self.value(cache, case, op, impl)
+
+    track_gbps.unit = "GB/s"
+
+
 class Widths(_Tracked):
     """(N, W) inputs of the sweep (about 256 MB) reduced over axis 0 (columns) or 1 (rows): GB/s of
     this project and the peers (GB/s = input + output bytes over the time of one call)."""
@@ -191,7 +213,7 @@ def warm_all(workers: int) -> int:
     measurements run one process at a time and would otherwise compile serially)."""
     import multiprocessing
 
-    jobs = _matrix_runs()
+    jobs = _matrix_runs() + [(name, "float32", STATE_OPS) for name in CASES]
     with multiprocessing.get_context("spawn").Pool(workers) as pool:
         pool.map(warm, jobs, chunksize=1)
     widths = sweep.width_cases(WIDTHS)

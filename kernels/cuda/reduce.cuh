@@ -43,6 +43,8 @@ struct InnerParams {
   long long chunks;                // split inside segments: chunks per segment (>= 1)
   long long chunk_len;             // elements per chunk
   long long num_splits;            // gridDim.y
+  long long index_offset;          // index in the reduced range of the element at offset 0 (flipped dims)
+  long long inner_index_stride;    // index step between neighbours in a segment
 };
 
 template <int KND, int RND, typename IndexT>
@@ -64,6 +66,7 @@ struct OuterParams {
   long long count;                 // for the epilogue
   long long rows_per_split;
   long long num_splits;            // gridDim.y
+  long long index_offset;          // index in the reduced range of the element at offset 0 (flipped dims)
 };
 
 template <int KND, int RND, int TKND, int TRND, typename IndexT>
@@ -93,13 +96,14 @@ struct StagedParams {
   long long count;                 // reduced elements per output, for the epilogue
   long long stages_per_split;
   long long num_splits;            // gridDim.y
+  long long index_offset;          // index in the reduced range of the element at offset 0 (flipped dims)
 };
 
 // Fold `len` elements src[i * stride] spread over LANES lanes (lane takes i = lane + k * LANES),
-// NY elements per lane in flight.
+// NY elements per lane in flight. Element i is number `pos + i * pos_stride` of the reduced range.
 template <class R, class Tr, typename Tin, int NY, int LANES, typename IndexT>
 __device__ __forceinline__ void FoldStrided(typename R::acc_t (&acc)[1], const Tin* src, IndexT len,
-                                            IndexT stride, int lane) {
+                                            IndexT stride, int lane, long long pos, long long pos_stride) {
   using Acc = typename R::acc_t;
   constexpr IndexT kStep = static_cast<IndexT>(LANES) * NY;
   Tin raw[NY];
@@ -107,27 +111,30 @@ __device__ __forceinline__ void FoldStrided(typename R::acc_t (&acc)[1], const T
   IndexT i = 0;
   for (; i + kStep <= len; i += kStep) {
     kps::ReadData<Tin, 1, NY, false>(raw, src + (i + lane) * stride, 0, LANES * stride, 1, NY);
-    kps::ElementwiseUnary<Acc, Tin, 1, NY, Tr, false>(tile, raw, 1, NY, R::Identity());
+    const auto index = kps::AffineIndex<NY>(pos + static_cast<long long>(i + lane) * pos_stride, LANES * pos_stride, 0);
+    kps::ElementwiseUnary<Acc, Tin, 1, NY, Tr, false>(tile, raw, 1, NY, R::Identity(), index);
     kps::Reduce<R, 1, NY>(acc, tile);
   }
   if (i + lane < len) {
     const int num_y = static_cast<int>((len - i - lane + LANES - 1) / LANES);
     kps::ReadData<Tin, 1, NY, true>(raw, src + (i + lane) * stride, 0, LANES * stride, 1, num_y);
-    kps::ElementwiseUnary<Acc, Tin, 1, NY, Tr, true>(tile, raw, 1, num_y, R::Identity());
+    const auto index = kps::AffineIndex<NY>(pos + static_cast<long long>(i + lane) * pos_stride, LANES * pos_stride, 0);
+    kps::ElementwiseUnary<Acc, Tin, 1, NY, Tr, true>(tile, raw, 1, num_y, R::Identity(), index);
     kps::Reduce<R, 1, NY>(acc, tile);
   }
 }
 
 // Fold one contiguous run: a scalar head up to the first 16-byte boundary, aligned VEC-wide
-// vectors (NY per lane in flight), a scalar tail.
+// vectors (NY per lane in flight), a scalar tail. Element i is number `pos + i * pos_stride` of the
+// reduced range.
 template <class R, class Tr, typename Tin, int VEC, int NY, int LANES, typename IndexT>
 __device__ __forceinline__ void FoldContiguous(typename R::acc_t (&acc)[1], const Tin* src, IndexT len,
-                                               int lane) {
+                                               int lane, long long pos, long long pos_stride) {
   using Acc = typename R::acc_t;
   constexpr IndexT kStep = static_cast<IndexT>(LANES) * NY;  // vectors per step
   const unsigned misalign = static_cast<unsigned>(reinterpret_cast<unsigned long long>(src) & 15u);
   const IndexT head = min(len, static_cast<IndexT>(((16u - misalign) & 15u) / sizeof(Tin)));
-  FoldStrided<R, Tr, Tin, 1, LANES, IndexT>(acc, src, head, 1, lane);
+  FoldStrided<R, Tr, Tin, 1, LANES, IndexT>(acc, src, head, 1, lane, pos, pos_stride);
 
   const Tin* body = src + head;
   const IndexT num_vec = (len - head) / VEC;
@@ -138,28 +145,34 @@ __device__ __forceinline__ void FoldContiguous(typename R::acc_t (&acc)[1], cons
   IndexT v = 0;
   for (; v + kStep <= num_vec; v += kStep) {
     kps::ReadDataVec<Tin, VEC, NY, false>(raw, body + (v + lane) * VEC, LANES * VEC, NY);
-    kps::ElementwiseUnary<Acc, Tin, VEC, NY, Tr, false>(tile, raw, VEC, NY, R::Identity());
+    const auto index = kps::AffineIndex<NY>(pos + static_cast<long long>(head + (v + lane) * VEC) * pos_stride,
+                                            LANES * VEC * pos_stride, pos_stride);
+    kps::ElementwiseUnary<Acc, Tin, VEC, NY, Tr, false>(tile, raw, VEC, NY, R::Identity(), index);
     kps::Reduce<R, VEC, NY>(cols, tile);
   }
   if (v + lane < num_vec) {
     const int num_y = static_cast<int>((num_vec - v - lane + LANES - 1) / LANES);
     kps::ReadDataVec<Tin, VEC, NY, true>(raw, body + (v + lane) * VEC, LANES * VEC, num_y);
-    kps::ElementwiseUnary<Acc, Tin, VEC, NY, Tr, true>(tile, raw, VEC, num_y, R::Identity());
+    const auto index = kps::AffineIndex<NY>(pos + static_cast<long long>(head + (v + lane) * VEC) * pos_stride,
+                                            LANES * VEC * pos_stride, pos_stride);
+    kps::ElementwiseUnary<Acc, Tin, VEC, NY, Tr, true>(tile, raw, VEC, num_y, R::Identity(), index);
     kps::Reduce<R, VEC, NY>(cols, tile);
   }
   kps::Reduce<R, 1, VEC>(acc, cols);
 
   const IndexT done = head + num_vec * VEC;
-  FoldStrided<R, Tr, Tin, 1, LANES, IndexT>(acc, src + done, len - done, 1, lane);
+  FoldStrided<R, Tr, Tin, 1, LANES, IndexT>(acc, src + done, len - done, 1, lane,
+                                            pos + static_cast<long long>(done) * pos_stride, pos_stride);
 }
 
 // Fold the flat indices [begin, end) of `runs`, each one aligned vector of VEC elements (VEC == 1:
 // one element): short runs laid end to end (segment x vectors per run + vector), so every lane
 // keeps NY loads in flight across run boundaries. For VEC > 1 the host guarantees every run starts
-// 16-byte aligned and holds whole vectors.
+// 16-byte aligned and holds whole vectors. Element j of flat index i is number
+// `pos + runs' index of i + j * pos_x` of the reduced range.
 template <class R, class Tr, typename Tin, int VEC, int NY, int LANES, class Calc, typename IndexT>
 __device__ __forceinline__ void FoldRuns(typename R::acc_t (&acc)[1], const Tin* src, const Calc& runs,
-                                         IndexT begin, IndexT end, int lane) {
+                                         IndexT begin, IndexT end, int lane, long long pos, long long pos_x) {
   using Acc = typename R::acc_t;
   constexpr IndexT kStep = static_cast<IndexT>(LANES) * NY;
   Acc cols[VEC];
@@ -168,14 +181,18 @@ __device__ __forceinline__ void FoldRuns(typename R::acc_t (&acc)[1], const Tin*
   Acc tile[VEC * NY];
   IndexT i = begin + lane;
   for (; i + (NY - 1) * LANES < end; i += kStep) {
-    kps::ReadDataReduce<Tin, VEC, NY, false, (VEC > 1)>(raw, src, runs, i, static_cast<IndexT>(LANES), 1, VEC, NY);
-    kps::ElementwiseUnary<Acc, Tin, VEC, NY, Tr, false>(tile, raw, VEC, NY, R::Identity());
+    auto index = kps::AffineIndex<NY>(pos, 0, pos_x);
+    kps::ReadDataReduce<Tin, VEC, NY, false, (VEC > 1)>(raw, index, src, runs, i, static_cast<IndexT>(LANES), 1, VEC,
+                                                        NY);
+    kps::ElementwiseUnary<Acc, Tin, VEC, NY, Tr, false>(tile, raw, VEC, NY, R::Identity(), index);
     kps::Reduce<R, VEC, NY>(cols, tile);
   }
   if (i < end) {
     const int num_y = static_cast<int>((end - i + LANES - 1) / LANES);
-    kps::ReadDataReduce<Tin, VEC, NY, true, (VEC > 1)>(raw, src, runs, i, static_cast<IndexT>(LANES), 1, VEC, num_y);
-    kps::ElementwiseUnary<Acc, Tin, VEC, NY, Tr, true>(tile, raw, VEC, num_y, R::Identity());
+    auto index = kps::AffineIndex<NY>(pos, 0, pos_x);
+    kps::ReadDataReduce<Tin, VEC, NY, true, (VEC > 1)>(raw, index, src, runs, i, static_cast<IndexT>(LANES), 1, VEC,
+                                                       num_y);
+    kps::ElementwiseUnary<Acc, Tin, VEC, NY, Tr, true>(tile, raw, VEC, num_y, R::Identity(), index);
     kps::Reduce<R, VEC, NY>(cols, tile);
   }
   kps::Reduce<R, 1, VEC>(acc, cols);
@@ -183,17 +200,19 @@ __device__ __forceinline__ void FoldRuns(typename R::acc_t (&acc)[1], const Tin*
 
 // Fold `len` elements src[i * stride] of a span staged in shared memory over LANES lanes (lane takes
 // i = lane + k * LANES): element by element, as shared memory answers in tens of cycles, with 32-bit
-// offsets, so a short run costs a few instructions per element and no tile bookkeeping.
+// offsets, so a short run costs a few instructions per element and no tile bookkeeping. Element i is
+// number `pos + i * pos_stride` of the reduced range.
 template <class R, class Tr, typename Tin, int LANES>
 __device__ __forceinline__ void FoldShared(typename R::acc_t (&acc)[1], const Tin* src, unsigned len, unsigned stride,
-                                           unsigned lane) {
+                                           unsigned lane, long long pos, long long pos_stride) {
   using Acc = typename R::acc_t;
 #pragma unroll 4
   for (unsigned i = lane; i < len; i += LANES) {
     Tin raw[1];
     Acc value[1];
     kps::ReadData<Tin, 1, 1, false>(raw, src + i * stride, 0, 0, 1, 1);
-    kps::ElementwiseUnary<Acc, Tin, 1, 1, Tr, false>(value, raw, 1, 1, R::Identity());
+    kps::ElementwiseUnary<Acc, Tin, 1, 1, Tr, false>(value, raw, 1, 1, R::Identity(),
+                                                     kps::AffineIndex<1>(pos + i * pos_stride, 0, 0));
     kps::Reduce<R, 1, 1>(acc, value);
   }
 }
@@ -234,14 +253,20 @@ __global__ void __launch_bounds__(BLOCK) ReduceInner(const InnerParams<KND, RND,
       const long long in_off = p.kept.Offset(row);
       if constexpr (FlatRuns) {  // red holds the vectors of a run as its innermost dim
         const IndexT vecs = static_cast<IndexT>(p.inner_len / VEC);
-        FoldRuns<R, Tr, Tin, VEC, NY, LANES>(acc, x + in_off, p.red, seg_begin * vecs, seg_end * vecs, lane);
+        FoldRuns<R, Tr, Tin, VEC, NY, LANES>(acc, x + in_off, p.red, seg_begin * vecs, seg_end * vecs, lane,
+                                             p.index_offset, p.inner_index_stride);
       } else {
         for (IndexT seg = seg_begin; seg < seg_end; ++seg) {
-          const Tin* run = x + in_off + p.red.Offset(seg) + in_begin * p.inner_stride;
+          long long seg_off, seg_pos;
+          p.red.Get(seg, seg_off, seg_pos);
+          const Tin* run = x + in_off + seg_off + in_begin * p.inner_stride;
+          const long long pos = p.index_offset + seg_pos + static_cast<long long>(in_begin) * p.inner_index_stride;
           if constexpr (VEC > 1) {
-            FoldContiguous<R, Tr, Tin, VEC, NY, LANES, IndexT>(acc, run, in_end - in_begin, lane);
+            FoldContiguous<R, Tr, Tin, VEC, NY, LANES, IndexT>(acc, run, in_end - in_begin, lane, pos,
+                                                               p.inner_index_stride);
           } else {
-            FoldStrided<R, Tr, Tin, NY, LANES, IndexT>(acc, run, in_end - in_begin, p.inner_stride, lane);
+            FoldStrided<R, Tr, Tin, NY, LANES, IndexT>(acc, run, in_end - in_begin, p.inner_stride, lane, pos,
+                                                       p.inner_index_stride);
           }
         }
       }
@@ -320,18 +345,20 @@ __global__ void __launch_bounds__(BLOCK) ReduceOuter(const OuterParams<KND, RND,
     IndexT r = r_begin + ty;
     if (ncols == VEC) {
       for (; r + (NY - 1) * kBY < r_end; r += kStep) {
-        kps::ReadDataReduce<Tin, VEC, NY, false, VecIn>(raw, src, p.red, r, static_cast<IndexT>(kBY),
+        auto index = kps::AffineIndex<NY>(p.index_offset, 0, 0);  // a row's columns share its index
+        kps::ReadDataReduce<Tin, VEC, NY, false, VecIn>(raw, index, src, p.red, r, static_cast<IndexT>(kBY),
                                                         p.inner_in_stride, VEC, NY);
-        kps::ElementwiseUnary<Acc, Tin, VEC, NY, Tr, false>(tile_acc, raw, VEC, NY, R::Identity());
+        kps::ElementwiseUnary<Acc, Tin, VEC, NY, Tr, false>(tile_acc, raw, VEC, NY, R::Identity(), index);
         kps::Reduce<R, VEC, NY>(acc, tile_acc);
       }
     }
     if (ncols > 0) {
       for (; r < r_end; r += kStep) {
         const int num_y = static_cast<int>(min(static_cast<IndexT>(NY), (r_end - r + kBY - 1) / kBY));
-        kps::ReadDataReduce<Tin, VEC, NY, true, false>(raw, src, p.red, r, static_cast<IndexT>(kBY),
+        auto index = kps::AffineIndex<NY>(p.index_offset, 0, 0);
+        kps::ReadDataReduce<Tin, VEC, NY, true, false>(raw, index, src, p.red, r, static_cast<IndexT>(kBY),
                                                        p.inner_in_stride, ncols, num_y);
-        kps::ElementwiseUnary<Acc, Tin, VEC, NY, Tr, true>(tile_acc, raw, ncols, num_y, R::Identity());
+        kps::ElementwiseUnary<Acc, Tin, VEC, NY, Tr, true>(tile_acc, raw, ncols, num_y, R::Identity(), index);
         kps::Reduce<R, VEC, NY>(acc, tile_acc);
       }
     }
@@ -446,16 +473,17 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
   // thread folds alone, element by element; rows shared by several lanes and the long runs of
   // accumulated slots with NY loads in flight (measured both ways on the H100: element by element
   // lost 15-20% on float16 rows of 255-1001 and on bool columns); more dims go through `folds`.
-  auto fold = [&](Acc& a, const Tin* span_in, unsigned slot, unsigned num_folds) {
+  // `pos`: the index in the reduced range of the span's first element.
+  auto fold = [&](Acc& a, const Tin* span_in, unsigned slot, unsigned num_folds, long long pos) {
     Acc part[1] = {a};
     const Tin* first = span_in + p.slots.Offset(slot);
     const unsigned stride = static_cast<unsigned>(p.folds.in_stride[0]);
     if constexpr (TRND == 1 && kDirect && kBY == 1) {
-      FoldShared<R, Tr, Tin, kBY>(part, first, num_folds, stride, ty);
+      FoldShared<R, Tr, Tin, kBY>(part, first, num_folds, stride, ty, pos, p.folds.out_stride[0]);
     } else if constexpr (TRND == 1) {
-      FoldStrided<R, Tr, Tin, NY, kBY, unsigned>(part, first, num_folds, stride, ty);
+      FoldStrided<R, Tr, Tin, NY, kBY, unsigned>(part, first, num_folds, stride, ty, pos, p.folds.out_stride[0]);
     } else {
-      FoldRuns<R, Tr, Tin, 1, NY, kBY>(part, first, p.folds, 0u, num_folds, static_cast<unsigned>(ty));
+      FoldRuns<R, Tr, Tin, 1, NY, kBY>(part, first, p.folds, 0u, num_folds, static_cast<unsigned>(ty), pos, 0);
     }
     a = part[0];
   };
@@ -478,6 +506,7 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
     const long long valid_rows = rows(tile, stage);
     const unsigned num_slots = static_cast<unsigned>(p.chunk_kept ? valid_rows * p.slots_per_row : p.num_slots);
     const unsigned num_folds = static_cast<unsigned>(p.chunk_kept ? p.num_folds : valid_rows * p.folds_per_row);
+    const long long pos = p.index_offset + p.red.OutOffset(stage);
     __syncthreads();
     IndexT next_tile = tile, next_stage = stage + 1;
     if (next_stage == s_end) {
@@ -491,7 +520,7 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
       for (unsigned base = 0; base < num_slots; base += BX) {  // uniform: every lane reaches the shuffles
         const unsigned slot = base + tx;
         Acc a = R::Identity();
-        if (slot < num_slots) fold(a, tile_in, slot, num_folds);
+        if (slot < num_slots) fold(a, tile_in, slot, num_folds, pos);
         a = kps::BlockReduce<R, kBY, BLOCK>(a, smem);
         if (slot < num_slots && ty == 0) store(out_off, slot, a);
       }
@@ -499,7 +528,7 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
 #pragma unroll
       for (int k = 0; k < SLOTS; ++k) {
         const unsigned slot = tx + k * BX;
-        if (slot < num_slots) fold(acc[k], tile_in, slot, num_folds);
+        if (slot < num_slots) fold(acc[k], tile_in, slot, num_folds, pos);
       }
       if (next_stage == s_begin) {  // the tile's last stage: finish its outputs
         CombineStaged<R, SLOTS, BX, LanesAdjacent, BLOCK>(acc, smem);

@@ -26,6 +26,8 @@ __device__ __forceinline__ IndexT DivBy(IndexT n, long long d, long long magic) 
 }
 
 // ND merged dims, innermost last. `in_stride` and `out_stride` are in elements and may be negative.
+// A calculator over reduced dims has no output position: its second stride is the element's index
+// in the reduced range instead (zero unless the reduction uses it, as arg-reductions do).
 // ND == 0 is the empty calculator: every index maps to offset 0.
 template <int ND, typename IndexT>
 struct IndexCalc {

@@ -7,10 +7,13 @@
 // `IsBoundary` is the one boundary flag: false means the whole tile is in range and nothing is
 // checked (vector access allowed); true means every slot is checked against `num_x` / `num_y`.
 // Slots outside the range are never read and never transformed: they hold the reduce identity.
+// Beside each tile a `TileIndex` says where its elements sit in the reduced range (the element's
+// index, which arg-reductions lift with the value); reductions that ignore it compile it away.
 //
 // Functor interface (generated from the Python descriptors in kps/functors.py):
 //   reduce    R:  typedef acc_t; static acc_t Identity(); static acc_t Combine(acc_t, acc_t)
 //   transform Tr: typedef arg_t, res_t; static res_t Apply(arg_t)
+//   state ops (several fields) also: typedef value_t; static acc_t Lift(value_t, long long index)
 //   epilogue  Ep: typedef out_t; static out_t Apply(acc_t, long long count)
 #pragma once
 
@@ -25,6 +28,23 @@ template <typename T, int N>
 __device__ __forceinline__ void Init(T (&dst)[N], T value) {
 #pragma unroll
   for (int i = 0; i < N; ++i) dst[i] = value;
+}
+
+// The indices of a tile's elements in the reduced range: element (y, x) is row[y] + x * step_x.
+template <int NY>
+struct TileIndex {
+  long long row[NY];
+  long long step_x;
+};
+
+// Rows `step_y` apart from `first`.
+template <int NY>
+__device__ __forceinline__ TileIndex<NY> AffineIndex(long long first, long long step_y, long long step_x) {
+  TileIndex<NY> index;
+#pragma unroll
+  for (int y = 0; y < NY; ++y) index.row[y] = first + y * step_y;
+  index.step_x = step_x;
+  return index;
 }
 
 // Tile element (y, x) from src[y * stride_y + x * stride_x].
@@ -57,14 +77,18 @@ __device__ __forceinline__ void ReadDataVec(T (&dst)[NX * NY], const T* src, lon
 
 // Row y at src + calc.Offset(first + y * step): the reduced dims need not be one stride.
 // Along x either one aligned vector (Vectorized, boundary only along y) or NX strided elements.
+// Each row's index in the reduced range, the calculator's second stride, is added to index.row[y].
 template <typename T, int NX, int NY, bool IsBoundary, bool Vectorized, class Calc, typename IndexT>
-__device__ __forceinline__ void ReadDataReduce(T (&dst)[NX * NY], const T* src, const Calc& calc,
-                                               IndexT first, IndexT step, long long stride_x,
-                                               int num_x, int num_y) {
+__device__ __forceinline__ void ReadDataReduce(T (&dst)[NX * NY], TileIndex<NY>& index, const T* src,
+                                               const Calc& calc, IndexT first, IndexT step,
+                                               long long stride_x, int num_x, int num_y) {
 #pragma unroll
   for (int y = 0; y < NY; ++y) {
     if (!IsBoundary || y < num_y) {
-      const T* row = src + calc.Offset(first + static_cast<IndexT>(y) * step);
+      long long offset, position;
+      calc.Get(first + static_cast<IndexT>(y) * step, offset, position);
+      index.row[y] += position;
+      const T* row = src + offset;
       if constexpr (Vectorized) {
         const Vec<T, NX> v = *reinterpret_cast<const Vec<T, NX>*>(row);
 #pragma unroll
@@ -95,18 +119,18 @@ __device__ __forceinline__ void ReadPartials(T (&dst)[NX * NY], const T* src, lo
   }
 }
 
-// dst = Cast<Acc>(Tr::Apply(Cast<arg_t>(src))) on in-range slots; the identity on the others
+// dst = Lift<Acc>(Tr::Apply(Cast<arg_t>(src)), index) on in-range slots; the identity on the others
 // (a padded slot is never transformed: exp(identity) is not the identity).
 template <typename Acc, typename T, int NX, int NY, class Tr, bool IsBoundary>
 __device__ __forceinline__ void ElementwiseUnary(Acc (&dst)[NX * NY], const T (&src)[NX * NY],
-                                                 int num_x, int num_y, Acc identity) {
+                                                 int num_x, int num_y, Acc identity, const TileIndex<NY>& index) {
 #pragma unroll
   for (int y = 0; y < NY; ++y) {
 #pragma unroll
     for (int x = 0; x < NX; ++x) {
       const bool valid = !IsBoundary || (x < num_x && y < num_y);
       dst[y * NX + x] = valid
-          ? Cast<Acc>(Tr::Apply(Cast<typename Tr::arg_t>(src[y * NX + x])))
+          ? Lift<Acc>(Tr::Apply(Cast<typename Tr::arg_t>(src[y * NX + x])), index.row[y] + x * index.step_x)
           : identity;
     }
   }

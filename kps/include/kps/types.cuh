@@ -55,6 +55,15 @@ struct Caster<bfloat16, float16> { __device__ static bfloat16 Apply(float16 x) {
 template <typename To, typename From>
 __device__ __forceinline__ To Cast(From x) { return Caster<To, From>::Apply(x); }
 
+// Lift<Acc>(x, i): the accumulator of one transformed element `x` whose index in the reduced range is
+// `i`. A scalar accumulator is the cast value (the index is unused and compiled away); a state op's
+// generated specialisation calls its Lift (kps/functors.py), which arg-reductions give the index.
+template <typename Acc, typename From>
+struct Lifter { __device__ static Acc Apply(From x, long long) { return Cast<Acc>(x); } };
+
+template <typename Acc, typename From>
+__device__ __forceinline__ Acc Lift(From x, long long i) { return Lifter<Acc, From>::Apply(x, i); }
+
 // N elements that move as one aligned access (16 bytes for the vector paths).
 template <typename T, int N>
 struct alignas(sizeof(T) * N) Vec { T val[N]; };
