@@ -219,6 +219,7 @@ def plan(
     pack_words: bool = False,
     acc_itemsize: int = 4,
     index_strides: bool = False,
+    vector_loads: bool = True,
 ) -> ReduceConfig:
     """Plan a reduction of a non-empty input with at least one output.
 
@@ -232,7 +233,9 @@ def plan(
     accumulator (a state of several fields is wider), which bounds what shared memory holds.
     `index_strides`: the kernels tell each element's index in the reduced range (the C-order
     flattening of the reduced axes) to the reduction; reduced dims then merge only where their
-    indices run on as their addresses do.
+    indices run on as their addresses do. `vector_loads=False` reads element by element (no 16-byte
+    loads, no words, no staging): a transform of several inputs, whose addresses need not share an
+    alignment, reads them so.
     """
     axes = set(axes)
     kept, red = [], []
@@ -262,7 +265,8 @@ def plan(
     red_inner = red[-1].in_stride or math.inf
     kept_inner = (abs(kept[-1].in_stride) or math.inf) if kept else math.inf
     use_inner = not kept or red_inner < kept_inner or red_inner == kept_inner == math.inf
-    words = pack_words and itemsize == 1 and use_inner and _packs_words(kept, red, in_offset, in_misalign)
+    words = (pack_words and vector_loads and itemsize == 1 and use_inner
+             and _packs_words(kept, red, in_offset, in_misalign))
     if words:  # a lane element is 4 bytes of the innermost reduced run: 4x fewer, 4x wider
         w_kept = tuple(Dim(d.size, d.in_stride // 4, d.out_stride) for d in kept)
         w_red = tuple(Dim(d.size, d.in_stride // 4) for d in red[:-1]) + (Dim(red[-1].size // 4, 1),)
@@ -280,7 +284,7 @@ def plan(
     common = dict(in_offset=in_offset, num_out=num_out, num_red=num_red, block=block, index_offset=index_offset)
 
     in_base = in_misalign + in_offset * itemsize
-    if _wants_stage(kept, red, use_inner, itemsize, in_base, tuning):
+    if vector_loads and _wants_stage(kept, red, use_inner, itemsize, in_base, tuning):
         staged = _plan_staged(kept, red, itemsize, target, split_target, sm_count, tuning, tuning.STAGE_VECTORS)
         if staged is not None and staged[0].direct and tuning.STAGE_VECTORS_DIRECT != tuning.STAGE_VECTORS:
             staged = _plan_staged(kept, red, itemsize, target, split_target, sm_count, tuning,
@@ -298,7 +302,7 @@ def plan(
 
     if use_inner:
         inner, segs = red[-1], red[:-1]
-        vec = tuning.LOAD_BYTES // itemsize if inner.in_stride == 1 and inner.size > 1 else 1
+        vec = tuning.LOAD_BYTES // itemsize if vector_loads and inner.in_stride == 1 and inner.size > 1 else 1
         ny = _tile_rows(tuning, vec)
         num_seg = math.prod(d.size for d in segs)
         vectors = _ceil(inner.size, vec)
@@ -361,7 +365,7 @@ def plan(
     # float16 1608 -> 2771 GB/s, bool 669 -> 1935; (2, N) over axis 0 float16 2005 -> 2977, bool
     # 878 -> 2089): the unused rows of a 4-row tile cost registers (bool 89 -> 40 a thread), so blocks.
     ny = min(_tile_rows(tuning, vec), _pow2_at_least(num_red))
-    vec_in = inner.in_stride == 1 and _aligned(in_base, [d.in_stride for d in outer + red if d.size > 1], itemsize,
+    vec_in = vector_loads and inner.in_stride == 1 and _aligned(in_base, [d.in_stride for d in outer + red if d.size > 1], itemsize,
                                                vec * itemsize)  # a size-1 dim's stride is never stepped
     if inner.in_stride == 1 and not vec_in:  # rows off the grid: a column per thread (policy.py)
         vec, ny = 1, tuning.MISALIGNED_COL_TILE_ROWS

@@ -26,7 +26,7 @@ def launch_for(x, y, axes: Sequence[int], keepdims: bool, functors: Functors) ->
             x.shape, strides, axes, out_strides, itemsize, out_itemsize, launcher.sm_count(device_id),
             in_misalign=x_misalign, out_align=out_align, blocks_per_sm=blocks_per_sm,
             pack_words=kps.packs_words(functors), acc_itemsize=functors.acc_dtype.itemsize,
-            index_strides=functors.op.indexed,
+            index_strides=functors.op.indexed, vector_loads=not functors.more_dtypes,
         )
 
     return launcher.get_launch(key, make_cfg, functors, device_id)

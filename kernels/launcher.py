@@ -15,7 +15,7 @@ from kps import compiler
 from kps.functors import Functors
 
 from . import config, params, source
-from .params import PARTIALS, SEMAPHORES, X, Y
+from .params import MORE_INPUTS, PARTIALS, SEMAPHORES, X, Y
 
 _lock = threading.Lock()
 _launches: Dict[tuple, "Launch"] = {}
@@ -105,6 +105,8 @@ class Launch:
         self._args_ptr = ctypes.addressof(self._args)
         self._call_lock = threading.Lock()
         self._x_offset = cfg.in_offset * functors.in_dtype.itemsize  # flipped reduced dims
+        self._more_offsets = [cfg.in_offset * d.itemsize for d in functors.more_dtypes]
+        self._more_slots = len(values) - MORE_INPUTS
         if cfg.num_splits > 1 and cfg.grid[0] * 4 > _COUNTER_BYTES:
             raise ValueError(f"a split launch of {cfg.grid[0]} block columns needs more counters than reserved")
         partial_bytes = cfg.partial_count * functors.acc_dtype.itemsize
@@ -133,7 +135,12 @@ class Launch:
 
         return driver.occupancyMaxActiveBlocksPerMultiprocessor(self.function.ptr, self.cfg.block, 0)
 
-    def __call__(self, x_ptr: int, y_ptr: int, stream_ptr: int, device_id: int) -> None:
+    def run_inputs(self, ptrs, y_ptr: int, stream_ptr: int, device_id: int) -> None:
+        """Launch a transform of several inputs: `ptrs` holds each input's address (same shape and
+        strides), the first one as x."""
+        self.__call__(ptrs[0], y_ptr, stream_ptr, device_id, ptrs[1:])
+
+    def __call__(self, x_ptr: int, y_ptr: int, stream_ptr: int, device_id: int, more=()) -> None:
         """Launch on `stream_ptr` (the caller's current stream) in `device_id`'s context, which
         the caller has made current. The fast path of every repeated call: keep it lean."""
         need = self._workspace_bytes
@@ -146,6 +153,8 @@ class Launch:
             p = self._params
             p[X] = x_ptr + self._x_offset
             p[Y] = y_ptr
+            for k, ptr in enumerate(more):
+                p[self._more_slots + k] = ptr + self._more_offsets[k]
             if need:
                 p[PARTIALS] = ws[0] + _COUNTER_BYTES
                 p[SEMAPHORES] = ws[0]

@@ -2,7 +2,8 @@
 (kernels/cuda/reduce.cuh).
 
 Every field of those structs is 8 bytes wide, so the struct is a flat int64 array here: four
-pointers, then the index calculators, then the scalars, in declaration order.
+pointers, then the index calculators, then the scalars, in declaration order, and last the pointers
+of a transform's further inputs (MORE_INPUTS slots).
 """
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ from .config import Dim, ReduceConfig
 #: Slots of the pointers at the head of the struct: x, y, partials, semaphores.
 X, Y, PARTIALS, SEMAPHORES = range(4)
 POINTERS = 4
+
+#: kps::kMaxInputs - 1: the struct's last slots, the inputs after x of a transform of several arrays.
+MORE_INPUTS = 3
 
 
 def fast_divmod_magic(d: int) -> int:
@@ -33,6 +37,10 @@ def index_calc(dims: Sequence[Dim], index_bits: int) -> List[int]:
 
 def pack(cfg: ReduceConfig) -> List[int]:
     """The struct's fields, pointers zeroed (the launcher fills them per call)."""
+    return _fields(cfg) + [0] * MORE_INPUTS
+
+
+def _fields(cfg: ReduceConfig) -> List[int]:
     head = [0] * POINTERS + index_calc(cfg.kept, cfg.index_bits) + index_calc(cfg.red_calc, cfg.index_bits)
     if cfg.kernel == "staged":
         st = cfg.stage

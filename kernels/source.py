@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kps import dtypes
 from kps.functors import Functors
 
 from .config import ReduceConfig
@@ -25,14 +24,14 @@ def kernel_name(cfg: ReduceConfig, functors: Functors) -> str:
     if cfg.kernel == "staged":
         st = cfg.stage
         args = [
-            dtypes.cuda_type(functors.in_dtype), functors.reduce_struct, functors.transform_struct,
+            functors.input_type, functors.reduce_struct, functors.transform_struct,
             functors.epilogue_struct, st.vectors, cfg.ny, cfg.lanes, st.slots_per_thread,
             str(st.lanes_adjacent).lower(), cfg.block, len(cfg.kept), len(cfg.red), len(st.slots), len(st.folds),
             index_t,
         ]
         return f"kernels::ReduceStaged<{', '.join(map(str, args))}>"
     args = [
-        dtypes.cuda_type(functors.in_dtype), functors.reduce_struct, functors.transform_struct,
+        functors.input_type, functors.reduce_struct, functors.transform_struct,
         functors.epilogue_struct, cfg.vec, cfg.ny, cfg.lanes, cfg.block, len(cfg.kept), len(cfg.red_calc), index_t,
     ]
     if cfg.kernel == "inner":

@@ -122,28 +122,47 @@ class ReduceOp:
         return np.dtype([(name, acc if t == "acc" else np.dtype(t)) for name, t in self.state], align=True)
 
 
+#: The most arrays one transform may read (kps::kMaxInputs in kps/include/kps/types.cuh).
+MAX_INPUTS = 4
+
+_INPUT_NAME = re.compile(r"\bx(\d+)\b")
+
+
 @dataclass(frozen=True, eq=False)
 class TransformOp:
     """An elementwise map applied before reducing: a CUDA expression of `x` and its NumPy twin.
 
     `x` arrives in the input's math type (float for 16-bit floats); the result type follows NumPy:
-    whatever `numpy` returns for the input dtype.
+    whatever `numpy` returns for the input dtype. A transform of several arrays (`ops.reduce` given
+    a tuple) reads them as `x0`, `x1`, ... and its NumPy twin takes them as positional arrays;
+    `inputs` says how many (by default the highest `x<k>` the CUDA text names, plus one).
     """
 
     name: str
     cuda: str
-    numpy: Callable[[np.ndarray], np.ndarray]
+    numpy: Callable[..., np.ndarray]
+    inputs: int = 0
 
     def __post_init__(self):
         _check_name(self.name)
+        if not isinstance(self.cuda, str):
+            raise TypeError(f"cuda: expected a CUDA expression, got {self.cuda!r}")
+        if self.inputs == 0:
+            named = [int(k) for k in _INPUT_NAME.findall(self.cuda)]
+            object.__setattr__(self, "inputs", max(named) + 1 if named else 1)
+        if isinstance(self.inputs, bool) or not isinstance(self.inputs, int) or not 1 <= self.inputs <= MAX_INPUTS:
+            raise ValueError(f"inputs: a transform reads 1 to {MAX_INPUTS} arrays, got {self.inputs!r}")
 
-    def result_dtype(self, dtype: np.dtype) -> np.dtype:
-        return _result_dtype(self, np.dtype(dtype))
+    def result_dtype(self, dtype) -> np.dtype:
+        """The result type for an input dtype, or a tuple of them (one per input)."""
+        dts = tuple(np.dtype(d) for d in dtype) if isinstance(dtype, tuple) else (np.dtype(dtype),)
+        return _result_dtype(self, dts)
 
 
 @lru_cache(maxsize=None)
-def _result_dtype(op: TransformOp, dtype: np.dtype) -> np.dtype:
-    return dtypes.check_dtype(np.asarray(op.numpy(np.ones(1, dtype=dtype))).dtype, f"transform {op.name}")
+def _result_dtype(op: TransformOp, dts: Tuple[np.dtype, ...]) -> np.dtype:
+    result = op.numpy(*(np.ones(1, dtype=d) for d in dts))
+    return dtypes.check_dtype(np.asarray(result).dtype, f"transform {op.name}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -218,6 +237,18 @@ class Functors:
     acc_dtype: np.dtype
     out_dtype: np.dtype
     value_dtype: Optional[np.dtype] = None
+    more_dtypes: Tuple[np.dtype, ...] = ()  # a transform of several inputs: theirs after in_dtype
+
+    @property
+    def in_dtypes(self) -> Tuple[np.dtype, ...]:
+        return (self.in_dtype,) + self.more_dtypes
+
+    @property
+    def input_type(self) -> str:
+        """The CUDA type the kernels read an element as: the input's, or a kps::Pack of several."""
+        if not self.more_dtypes:
+            return dtypes.cuda_type(self.in_dtype)
+        return f"kps::Pack<{', '.join(dtypes.cuda_type(d) for d in self.in_dtypes)}>"
 
     @property
     def acc_code(self) -> str:
@@ -231,7 +262,7 @@ class Functors:
 
     @property
     def transform_struct(self) -> str:
-        return f"Transform_{self.transform.name}_{dtypes.code(self.in_dtype)}"
+        return f"Transform_{self.transform.name}_{'_'.join(dtypes.code(d) for d in self.in_dtypes)}"
 
     @property
     def epilogue_struct(self) -> str:
@@ -239,8 +270,8 @@ class Functors:
 
     def render(self) -> str:
         """The CUDA structs the kernels are instantiated with (interface: kps/primitives.cuh)."""
-        arg = dtypes.math_type(self.in_dtype)
-        res = dtypes.math_type(self.transform.result_dtype(self.in_dtype))
+        arg = dtypes.math_type(self.in_dtype) if not self.more_dtypes else self.input_type
+        res = dtypes.math_type(self.transform.result_dtype(self.in_dtypes))
         out = dtypes.cuda_type(self.out_dtype)
         if self.op.state:
             acc, reduce = f"State_{self.acc_code}", self._render_state()
@@ -259,7 +290,7 @@ class Functors:
             f"struct {self.transform_struct} {{\n"
             f"  typedef {arg} arg_t;\n"
             f"  typedef {res} res_t;\n"
-            f"  __device__ static res_t Apply(arg_t x) {{ return static_cast<res_t>({self.transform.cuda}); }}\n"
+            + self._render_apply() +
             f"}};\n"
             + (f"namespace kps {{\ntemplate <>\nstruct Lifter<{acc}, {res}> {{\n"
                f"  __device__ static {acc} Apply({res} x, long long i) {{\n"
@@ -271,6 +302,14 @@ class Functors:
             f"  __device__ static out_t Apply(acc_t a, long long n) {{ return kps::Cast<out_t>({self.epilogue.cuda}); }}\n"
             f"}};\n"
         )
+
+    def _render_apply(self) -> str:
+        """The transform's Apply: of `x`, or of `x0`, `x1`, ... unpacked from a kps::Pack in their math types."""
+        if not self.more_dtypes:
+            return f"  __device__ static res_t Apply(arg_t x) {{ return static_cast<res_t>({self.transform.cuda}); }}\n"
+        unpack = " ".join(f"const {dtypes.math_type(d)} x{k} = kps::Cast<{dtypes.math_type(d)}>(v{'.tail' * k}.head);"
+                          for k, d in enumerate(self.in_dtypes))
+        return f"  __device__ static res_t Apply(arg_t v) {{ {unpack} return static_cast<res_t>({self.transform.cuda}); }}\n"
 
     def _render_state(self) -> str:
         """A state op's struct and its reduce functor, with `Lift` (one element and its index -> a
@@ -310,11 +349,13 @@ def resolve(op: ReduceOp, transform: TransformOp, epilogue: Epilogue, in_dtype, 
             out_dtype=None) -> Functors:
     """Pick the accumulate and output dtypes as NumPy would.
 
+    `in_dtype` is the input's dtype, or a tuple of them for a transform of several inputs;
     `requested` is the user's `dtype=`; `out_dtype` the dtype of a user's `out=` array, into which the
     kernel casts directly (no extra pass)."""
-    in_dt = np.dtype(in_dtype)
-    t_dt = transform.result_dtype(in_dt)
+    in_dts = tuple(np.dtype(d) for d in in_dtype) if isinstance(in_dtype, tuple) else (np.dtype(in_dtype),)
+    t_dt = transform.result_dtype(in_dts)
     rule = epilogue.accumulate or op.accumulate
     acc, out = rule(t_dt, None if requested is None else np.dtype(requested))
     state = op.state_dtype(acc) if op.state else acc
-    return Functors(op, transform, epilogue, in_dt, state, np.dtype(out_dtype) if out_dtype is not None else out, acc)
+    return Functors(op, transform, epilogue, in_dts[0], state, np.dtype(out_dtype) if out_dtype is not None else out,
+                    acc, in_dts[1:])

@@ -126,7 +126,12 @@ def _overlaps(a, b) -> bool:
 def reduce(x, axis=None, op=kps.ADD, transform=kps.IDENTITY, keepdims=False, dtype=None, out=None, *,
            epilogue=kps.NONE):
     """Reduce `x` over `axis` with `op`, after mapping every element with `transform` and before
-    finishing every output with `epilogue`. NumPy semantics for axis, keepdims, dtype and out."""
+    finishing every output with `epilogue`. NumPy semantics for axis, keepdims, dtype and out.
+
+    For a transform of several arrays (`x0`, `x1`, ... in its CUDA text) `x` is a tuple of them,
+    NumPy arrays or CuPy arrays, broadcast together as NumPy does; one pass reads them all."""
+    if isinstance(x, tuple):
+        return _reduce_inputs(x, axis, op, transform, keepdims, dtype, out, epilogue)
     table = None
     if out is None:
         try:
@@ -161,6 +166,42 @@ def _run(x, axis, op, transform, keepdims, dtype, out, epilogue, table):
     return adapted.wrap(result, out_dtype)
 
 
+def _reduce_inputs(xs, axis, op, transform, keepdims, dtype, out, epilogue):
+    """A transform of several arrays: broadcast them together (NumPy's rules), then reduce in one
+    pass that reads every input at the same element offsets (on the GPU element by element, as
+    their addresses need not share an alignment)."""
+    _check_descriptors(op, transform, epilogue)
+    if len(xs) != transform.inputs:
+        raise ValueError(f"x: transform {transform.name} reads {transform.inputs} array(s), got a tuple of {len(xs)}")
+    xs = tuple(np.asarray(a) if isinstance(a, np.generic) else a for a in xs)
+    on_cpu = all(isinstance(a, np.ndarray) for a in xs)
+    if not on_cpu and not all(_is_cupy(a) for a in xs):
+        raise TypeError("x: expected a tuple of NumPy arrays or of CuPy arrays (one kind), got "
+                        + ", ".join(type(a).__name__ for a in xs))
+    in_dtypes = tuple(dtypes.check_dtype(a.dtype, f"x[{k}]") for k, a in enumerate(xs))
+    try:
+        shape = np.broadcast_shapes(*(a.shape for a in xs))
+    except ValueError:
+        raise ValueError(f"x: the inputs' shapes {', '.join(str(a.shape) for a in xs)} do not broadcast together") \
+            from None
+    if on_cpu:
+        views = tuple(np.broadcast_to(a, shape) for a in xs)
+        return _reduce("cpu", views[0], in_dtypes, axis, op, transform, keepdims, dtype, out,
+                       None if out is None else getattr(out, "dtype", None), epilogue, more=views[1:])[0]
+    cupy = _cupy()
+    device_id = xs[0].data.device_id
+    if any(a.data.device_id != device_id for a in xs):
+        raise ValueError(f"x: the inputs are on devices {[a.data.device_id for a in xs]}; give them one device")
+    with cupy.cuda.Device(device_id):
+        views = [cupy.broadcast_to(a, shape) for a in xs]
+        layouts = {tuple(s // v.itemsize for s in v.strides) for v in views}
+        if len(layouts) > 1 or any(s % v.itemsize for v in views for s in v.strides):
+            # one plan reads every input at the same element offsets: give them one layout
+            views = [cupy.ascontiguousarray(v) for v in views]
+    return _reduce("gpu", views[0], in_dtypes, axis, op, transform, keepdims, dtype, out,
+                   None if out is None else getattr(out, "dtype", None), epilogue, more=tuple(views[1:]))[0]
+
+
 def _is_cupy(x) -> bool:
     """A CuPy array (CuPy is imported only when the object comes from it)."""
     cupy = _cupy() if type(x).__module__.startswith("cupy") else None
@@ -173,10 +214,13 @@ def _cupy_alloc(shape, dtype):
 
 
 def _reduce(backend, x, in_dtype, axis, op, transform, keepdims, dtype, out, out_dtype, epilogue,
-            allocate=_cupy_alloc, fast_key=None, prepare=None):
-    """The checked path: validate every argument, then run. Returns (result, its dtype)."""
-    in_dtype = dtypes.check_dtype(in_dtype, "x")
+            allocate=_cupy_alloc, fast_key=None, prepare=None, more=()):
+    """The checked path: validate every argument, then run. Returns (result, its dtype). `more`:
+    a transform's further inputs, of x's shape and strides (`in_dtype` then the tuple of dtypes)."""
+    in_dtype = in_dtype if more else dtypes.check_dtype(in_dtype, "x")
     _check_descriptors(op, transform, epilogue)
+    if transform.inputs != 1 + len(more):
+        raise ValueError(f"x: transform {transform.name} reads {transform.inputs} arrays: pass them as a tuple")
     if not isinstance(keepdims, (bool, np.bool_)):
         raise TypeError(f"keepdims: expected a bool, got {keepdims!r}")
     keepdims = bool(keepdims)
@@ -194,10 +238,10 @@ def _reduce(backend, x, in_dtype, axis, op, transform, keepdims, dtype, out, out
         raise ValueError(f"zero-size array to reduction operation {op.name} which has no identity")
 
     if backend == "cpu":
-        return numpy_backend.reduce(x, axes, keepdims, f, out), f.out_dtype
+        return numpy_backend.reduce((x, *more) if more else x, axes, keepdims, f, out), f.out_dtype
     table = _table(op, transform, epilogue) if fast_key is not None else None
-    return _reduce_gpu(x, axes, keepdims, f, out, shape, num_red, table, fast_key, allocate, prepare or _prepare_gpu), \
-        f.out_dtype
+    return _reduce_gpu(x, axes, keepdims, f, out, shape, num_red, table, fast_key, allocate, prepare or _prepare_gpu,
+                       more), f.out_dtype
 
 
 class _GpuFill:
@@ -239,11 +283,11 @@ def _prepare_gpu(shape, dtype, launch, fill, device_id):
     return call
 
 
-def _reduce_gpu(x, axes, keepdims, f, out, shape, num_red, table, fast_key, allocate, prepare):
+def _reduce_gpu(x, axes, keepdims, f, out, shape, num_red, table, fast_key, allocate, prepare, more=()):
     """Run on the GPU. `allocate(shape, result dtype)` gives (the array the kernel writes, the
     object to return): a CuPy array twice, or a CuPy view of a torch tensor and the tensor.
     `prepare(shape, result dtype, launch, fill, device)` makes the call a repeat with `fast_key`
-    takes, kept in `table`."""
+    takes, kept in `table`. `more`: a transform's further inputs, laid out as x."""
     cupy = _cupy()
     device_id = x.data.device_id
     if any(s % x.itemsize for s in x.strides):
@@ -251,7 +295,7 @@ def _reduce_gpu(x, axes, keepdims, f, out, shape, num_red, table, fast_key, allo
         fast_key = None  # a repeat would launch the copy's plan on the original
     with cupy.cuda.Device(device_id):
         y = result = out
-        if y is None or (x.size and _overlaps(x, y)):
+        if y is None or (x.size and any(_overlaps(a, y) for a in (x, *more))):
             y, result = allocate(shape, f.out_dtype)
         launch = fill = None
         if num_red == 0:
@@ -260,6 +304,9 @@ def _reduce_gpu(x, axes, keepdims, f, out, shape, num_red, table, fast_key, allo
             launch = launch_for(x, y, axes, keepdims, f)
         if fill is not None and y.size:
             y.fill(fill)
+        elif launch is not None and more:
+            launch.run_inputs([a.data.ptr for a in (x, *more)], y.data.ptr, cupy.cuda.get_current_stream().ptr,
+                              device_id)
         elif launch is not None:
             launch(x.data.ptr, y.data.ptr, cupy.cuda.get_current_stream().ptr, device_id)
     if out is None:
@@ -272,6 +319,13 @@ def _reduce_gpu(x, axes, keepdims, f, out, shape, num_red, table, fast_key, allo
     return out
 
 
+def _public(fn, name: str, doc: str):
+    """`fn` under its public name and docstring."""
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
 def _named(name: str, op, epilogue=kps.NONE, doc: str = ""):
     identity = kps.IDENTITY
     table = _table(op, identity, epilogue)
@@ -279,13 +333,9 @@ def _named(name: str, op, epilogue=kps.NONE, doc: str = ""):
     def fn(x, axis=None, keepdims=False, dtype=None, out=None):
         return _run(x, axis, op, identity, keepdims, dtype, out, epilogue, table if out is None else None)
 
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = (
-        f"{doc}\n\nNumPy semantics: `axis` None, an int or a tuple of ints; `keepdims`; `dtype` for the"
-        " result (and the accumulation); `out` of the result's shape. CuPy arrays in -> CuPy out (GPU);"
-        " NumPy arrays in -> NumPy out (CPU backend)."
-    )
-    return fn
+    return _public(fn, name, f"{doc}\n\nNumPy semantics: `axis` None, an int or a tuple of ints; `keepdims`; `dtype`"
+                   " for the result (and the accumulation); `out` of the result's shape. CuPy arrays in -> CuPy out"
+                   " (GPU); NumPy arrays in -> NumPy out (CPU backend).")
 
 
 reduce_sum = _named("reduce_sum", kps.ADD, doc="Sum of elements over the given axes (numpy.sum).")
@@ -317,14 +367,12 @@ def _welford(name: str, epilogue_for, doc: str):
         return _run(x, axis, op, identity, keepdims, dtype, out, epilogue,
                     _table(op, identity, epilogue) if out is None else None)
 
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = (
+    return _public(fn, name, (
         f"{doc}\n\nOne pass over the data (Welford's count, mean and M2, merged with Chan's formula), so"
         " data far from zero keep their digits. The divisor is max(n - ddof, 0), as in NumPy: ddof >= n"
         " gives inf (NaN where every value is equal). Ints and bool give float64; float16 accumulates in"
         " float32. Otherwise the signature and semantics of the other ops, plus `ddof`."
-    )
-    return fn
+    ))
 
 
 def _arg(name: str, op, doc: str):
@@ -334,15 +382,13 @@ def _arg(name: str, op, doc: str):
     def fn(x, axis=None, keepdims=False, out=None):
         return _run(x, axis, op, identity, keepdims, None, out, epilogue, table if out is None else None)
 
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = (
+    return _public(fn, name, (
         f"{doc}\n\nNumPy semantics (int64 indices; of equal values the first wins; a NaN beats every number,"
         " the first NaN wins; an empty reduced range raises ValueError; `out` an integer array) with"
         " `axis` None (the index into the flattened array), an int, or a tuple of ints: then the index into"
         " the reduced axes flattened in C order, as `numpy.unravel_index(i, [x.shape[a] for a in axes])`"
         " unravels it. One pass: each element's index travels with its value."
-    )
-    return fn
+    ))
 
 
 reduce_argmax = _arg("reduce_argmax", kps.ARGMAX, "Index of the largest element over the given axes (numpy.argmax).")

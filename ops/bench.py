@@ -17,6 +17,7 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
+import kps
 import ops
 
 from . import timing
@@ -74,6 +75,52 @@ def numpy_call(op: str, xp, x, axes):
     """The NumPy (xp=numpy) or CuPy (xp=cupy) equivalent of `op` on `x`."""
     fn = OPS[op][1]
     return fn(xp, x, axes) if callable(fn) else getattr(xp, fn)(x, axis=axes)
+
+#: The transform-reduce of two views of one array, x[:-1] and x[1:] (4 bytes apart): a named case.
+ROSENBROCK = kps.TransformOp("rosenbrock", "100 * (x1 - x0 * x0) * (x1 - x0 * x0) + (1 - x0) * (1 - x0)",
+                             numpy=lambda a, b: 100 * (b - a * a) ** 2 + (1 - a) ** 2)
+ROSENBROCK_N = 90_000_000
+
+
+def rosenbrock_calls(x) -> Dict[str, object]:
+    """name -> zero-argument callable: this project in one pass, and what a CuPy or torch user
+    writes (elementwise temporaries, then a sum)."""
+    import cupy
+
+    a, b = x[:-1], x[1:]
+    calls = {"ours": lambda: ops.reduce((a, b), axis=None, transform=ROSENBROCK),
+             "cupy": lambda: cupy.sum(100 * (b - a * a) ** 2 + (1 - a) ** 2)}
+    torch = _torch()
+    if torch is not None:
+        t = torch.from_dlpack(x)
+        ta, tb = t[:-1], t[1:]
+        calls["torch"] = lambda: torch.sum(100 * (tb - ta * ta) ** 2 + (1 - ta) ** 2)
+    return calls
+
+
+def run_rosenbrock(ceiling: float, repeat: int = 30) -> dict:
+    """The Rosenbrock cost over 90M float32 values; GB/s counts the input once."""
+    import cupy
+
+    x = cupy.random.default_rng(0).uniform(-2, 2, ROSENBROCK_N, dtype=cupy.float32)
+    calls = rosenbrock_calls(x)
+    nbytes = x.nbytes
+    row = {"case": "rosenbrock_90M", "op": "rosenbrock", "dtype": "float32", "MB": nbytes / 1e6}
+    got = float(calls["ours"]())
+    h = cupy.asnumpy(x).astype(np.float64)
+    expect = float(np.sum(100 * (h[1:] - h[:-1] ** 2) ** 2 + (1 - h[:-1]) ** 2))
+    row["rel_err"] = abs(got - expect) / expect
+    row["ok"] = row["rel_err"] < 1e-6
+    for name, fn in calls.items():
+        row[f"{name}_us"] = timing.median_us(fn, repeat=repeat)
+    peers = [row[k] for k in ("torch_us", "cupy_us") if k in row]
+    row["vs_best_peer"] = min(peers) / row["ours_us"]
+    row["GBps"] = nbytes / row["ours_us"] / 1e3
+    row["pct_ceiling"] = 100 * row["GBps"] / ceiling
+    del x
+    cupy.get_default_memory_pool().free_all_blocks()
+    return row
+
 
 #: Largest input of the CPU fallback's scaled-down cases (elements).
 CPU_CASE_ELEMENTS = 1 << 20
@@ -237,6 +284,20 @@ def run_cpu_case(case: Case, op: str, dtype=None) -> dict:
     return row
 
 
+def run_cpu_rosenbrock() -> dict:
+    """The Rosenbrock case scaled down to CPU_CASE_ELEMENTS, on the NumPy backend against NumPy."""
+    x = np.random.default_rng(0).uniform(-2, 2, CPU_CASE_ELEMENTS).astype(np.float32)
+    a, b = x[:-1], x[1:]
+    ours = lambda: ops.reduce((a, b), axis=None, transform=ROSENBROCK)  # noqa: E731
+    numpy = lambda: np.sum(100 * (b - a * a) ** 2 + (1 - a) ** 2)  # noqa: E731
+    row = {"case": f"rosenbrock->{CPU_CASE_ELEMENTS}", "op": "rosenbrock", "dtype": "float32", "MB": x.nbytes / 1e6}
+    row["ok"] = bool(np.isclose(ours(), numpy(), rtol=1e-5))
+    row["ours_us"] = timing.median_us_cpu(ours)
+    row["numpy_us"] = timing.median_us_cpu(numpy)
+    row["vs_best_peer"] = row["numpy_us"] / row["ours_us"]
+    return row
+
+
 def _table(rows: List[dict], gpu: bool) -> str:
     if gpu:
         head = f"{'case':<26}{'MB':>8}{'ours us':>10}{'GB/s':>8}{'%ceil':>7}{'torch us':>10}{'cupy us':>10}{'vs best':>9}  ok"
@@ -298,6 +359,9 @@ def _parse(argv):
                         "--plot then draws GB/s against W")
     p.add_argument("--widths", help="the sweep's widths, e.g. 1-64,127,1001 (default: 1-64 and 11 odd ones up to 9999)")
     p.add_argument("--no-layouts", action="store_true", help="the sweep without its 3-d/4-d layouts")
+    p.add_argument("--rosenbrock", action="store_true",
+                   help="the named transform-reduce case: the Rosenbrock cost of 90M float32 values, one pass over "
+                        "x[:-1] and x[1:] (GB/s counts the input once), against CuPy and torch")
     return p.parse_args(argv)
 
 
@@ -349,13 +413,18 @@ def main(argv=None) -> int:
         ceiling = timing.read_ceiling_gbps()
         print(f"GPU: {props['name'].decode()} | read ceiling {ceiling:.0f} GB/s (measured now) | op {args.op}",
               flush=True)
-        if not args.case and not args.shape and _torch() is not None:
+        if args.rosenbrock:
+            cases = []
+        elif not args.case and not args.shape and _torch() is not None:
             cases.append(Case("bf16_last_8192x8192", (8192, 8192), (1,), "bfloat16"))  # through torch
         rows = [r for c in cases if (r := run_gpu_case(c, args.op, ceiling, args.dtype, args.repeat))]
+        if args.rosenbrock:
+            rows.append(run_rosenbrock(ceiling, args.repeat))
+            print(f"rosenbrock_90M: relative error {rows[-1]['rel_err']:.2e} against float64")
     else:
         ceiling = None
         print("no GPU: running the NumPy backend on scaled-down cases against NumPy (CPU backend)", flush=True)
-        rows = [run_cpu_case(c, args.op, args.dtype) for c in cases]
+        rows = [run_cpu_rosenbrock()] if args.rosenbrock else [run_cpu_case(c, args.op, args.dtype) for c in cases]
     print(_table(rows, gpu))
     faster = sum(r["vs_best_peer"] >= 1.0 for r in rows)
     wrong = sum(not r["ok"] for r in rows)

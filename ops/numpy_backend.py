@@ -13,10 +13,12 @@ import numpy as np
 from kps.functors import Functors
 
 
-def reduce(x: np.ndarray, axes, keepdims: bool, f: Functors, out=None):
-    count = math.prod(x.shape[a] for a in axes)
+def reduce(x, axes, keepdims: bool, f: Functors, out=None):
+    """`x`: an array, or a tuple of arrays of one shape for a transform of several inputs."""
+    xs = x if isinstance(x, tuple) else (x,)
+    count = math.prod(xs[0].shape[a] for a in axes)
     with np.errstate(all="ignore"):
-        t = np.asarray(f.transform.numpy(x))
+        t = np.asarray(f.transform.numpy(*xs))
         if f.op.state:
             acc = _reduce_state(t, axes, keepdims, f)
         else:
@@ -61,4 +63,5 @@ def _reduce_state(t: np.ndarray, axes, keepdims: bool, f: Functors) -> dict:
 
 def empty_result(f: Functors):
     """The value of an empty reduction (sum -> 0, prod -> 1, all -> True, mean -> NaN)."""
-    return reduce(np.empty(0, dtype=f.in_dtype), (0,), False, f)
+    empties = tuple(np.empty(0, dtype=d) for d in f.in_dtypes)
+    return reduce(empties if f.more_dtypes else empties[0], (0,), False, f)

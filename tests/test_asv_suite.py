@@ -36,7 +36,7 @@ def test_parameters_are_well_formed(suite):
     assert set(suite.OPS) | set(suite.STATE_OPS) == set(bench.OPS) and not set(suite.OPS) & set(suite.STATE_OPS)
     assert set(suite.WIDTHS) <= set(sweep.WIDTHS) and len(suite.WIDTH_KINDS) == len(sweep.KINDS)
     classes = [suite.PublicCases, suite.PercentOfCeiling, suite.OpsByDtype, suite.SmallEndToEnd, suite.Widths,
-               suite.StateOps]
+               suite.StateOps, suite.Rosenbrock]
     assert all(suite.applies(*pair.split("-")) for pair in suite.OP_DTYPES)
     assert {p.split("-")[0] for p in suite.OP_DTYPES} == set(suite.OPS)
     for cls in classes:

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import kps
+from inputs_helpers import FMA, ROSENBROCK
 from kernels import config, source
 
 nvrtc = pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
@@ -67,21 +68,25 @@ def _names(functors: kps.Functors):
         for pack in {False, kps.packs_words(functors)}:
             cfg = config.plan(shape, strides, axes, out_strides, itemsize, functors.out_dtype.itemsize, 132,
                               pack_words=pack, acc_itemsize=functors.acc_dtype.itemsize,
-                              index_strides=functors.op.indexed)
+                              index_strides=functors.op.indexed, vector_loads=not functors.more_dtypes)
             f = kps.word_functors(functors) if cfg.words else functors
             names.setdefault(f, set()).add(source.kernel_name(cfg, f))
     return names
 
 
-def _compile(args):
-    op_i, tr_i, dt_name = args
-    op, ep = SPECS[op_i] if op_i >= 0 else STATE_SPECS[-op_i - 1]
-    f = kps.resolve(op, kps.TRANSFORMS[tr_i], ep, np.dtype(dt_name))
+def _compile_functors(f: kps.Functors) -> int:
+    """Compile every kernel the variants plan for `f`; how many."""
     count = 0
     for functors, names in _names(f).items():
         kps.compile_program(source.program(functors), sorted(names), "sm_90", [source.INCLUDE_DIR])
         count += len(names)
     return count
+
+
+def _compile(args):
+    op_i, tr_i, dt_name = args
+    op, ep = SPECS[op_i] if op_i >= 0 else STATE_SPECS[-op_i - 1]
+    return _compile_functors(kps.resolve(op, kps.TRANSFORMS[tr_i], ep, np.dtype(dt_name)))
 
 
 def test_every_specialisation_compiles_for_sm_90():
@@ -101,6 +106,26 @@ def test_every_state_specialisation_compiles_for_sm_90():
     with ProcessPoolExecutor(max(1, min(len(jobs), os.cpu_count() or 1))) as pool:
         counts = list(pool.map(_compile, jobs))
     assert len(counts) == len(jobs) and min(counts) >= 4
+
+
+#: Transforms of several inputs (read element by element through a kps::Zip), with mixed dtypes,
+#: into a plain sum, a state and an index.
+MULTI_SPECS = [(kps.ADD, ROSENBROCK, kps.NONE, ("float32", "float32")),
+               (kps.ADD, ROSENBROCK, kps.MEAN, ("float16", "float64")),
+               (kps.MAX, FMA, kps.NONE, ("int32", "float32", "bool")),
+               (kps.WELFORD, ROSENBROCK, kps.variance(0), ("float32", "float32")),
+               (kps.ARGMAX, FMA, kps.INDEX, ("float32", "int8", "float16"))]
+
+
+def _compile_multi(i):
+    op, transform, epilogue, dts = MULTI_SPECS[i]
+    return _compile_functors(kps.resolve(op, transform, epilogue, tuple(np.dtype(d) for d in dts)))
+
+
+def test_every_multi_input_specialisation_compiles_for_sm_90():
+    with ProcessPoolExecutor(max(1, min(len(MULTI_SPECS), os.cpu_count() or 1))) as pool:
+        counts = list(pool.map(_compile_multi, range(len(MULTI_SPECS))))
+    assert min(counts) >= 3
 
 
 def test_compile_error_names_the_functor_line():

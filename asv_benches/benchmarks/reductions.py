@@ -168,6 +168,30 @@ class StateOps(_Tracked):
     track_gbps.unit = "GB/s"
 
 
+class Rosenbrock(_Tracked):
+    """The named transform-reduce case: the Rosenbrock cost of 90M float32 values over x[:-1] and
+    x[1:] in one pass (GB/s counts the input once), next to what CuPy and torch users write."""
+
+    params = (IMPLS,)
+    param_names = ["impl"]
+
+    def setup_cache(self):
+        if not timing.gpu_available():
+            return None
+        row = bench.run_rosenbrock(timing.read_ceiling_gbps())
+        return {impl: row["MB"] * 1e3 / row[f"{name}_us"]
+                for impl, name in (("kps", "ours"), ("cupy", "cupy"), ("torch", "torch")) if f"{name}_us" in row}
+
+    @staticmethod
+    def key(impl):
+        return impl
+
+    def track_gbps(self, cache, impl):
+        return self.value(cache, impl)
+
+    track_gbps.unit = "GB/s"
+
+
 class Widths(_Tracked):
     """(N, W) inputs of the sweep (about 256 MB) reduced over axis 0 (columns) or 1 (rows): GB/s of
     this project and the peers (GB/s = input + output bytes over the time of one call)."""

@@ -45,6 +45,7 @@ struct InnerParams {
   long long num_splits;            // gridDim.y
   long long index_offset;          // index in the reduced range of the element at offset 0 (flipped dims)
   long long inner_index_stride;    // index step between neighbours in a segment
+  const void* more_inputs[kps::kMaxInputs - 1];  // a transform of several inputs: the others, as x
 };
 
 template <int KND, int RND, typename IndexT>
@@ -67,6 +68,7 @@ struct OuterParams {
   long long rows_per_split;
   long long num_splits;            // gridDim.y
   long long index_offset;          // index in the reduced range of the element at offset 0 (flipped dims)
+  const void* more_inputs[kps::kMaxInputs - 1];  // a transform of several inputs: the others, as x
 };
 
 template <int KND, int RND, int TKND, int TRND, typename IndexT>
@@ -97,12 +99,13 @@ struct StagedParams {
   long long stages_per_split;
   long long num_splits;            // gridDim.y
   long long index_offset;          // index in the reduced range of the element at offset 0 (flipped dims)
+  const void* more_inputs[kps::kMaxInputs - 1];  // a transform of several inputs: the others, as x
 };
 
 // Fold `len` elements src[i * stride] spread over LANES lanes (lane takes i = lane + k * LANES),
 // NY elements per lane in flight. Element i is number `pos + i * pos_stride` of the reduced range.
 template <class R, class Tr, typename Tin, int NY, int LANES, typename IndexT>
-__device__ __forceinline__ void FoldStrided(typename R::acc_t (&acc)[1], const Tin* src, IndexT len,
+__device__ __forceinline__ void FoldStrided(typename R::acc_t (&acc)[1], kps::Ptr<Tin> src, IndexT len,
                                             IndexT stride, int lane, long long pos, long long pos_stride) {
   using Acc = typename R::acc_t;
   constexpr IndexT kStep = static_cast<IndexT>(LANES) * NY;
@@ -171,7 +174,7 @@ __device__ __forceinline__ void FoldContiguous(typename R::acc_t (&acc)[1], cons
 // 16-byte aligned and holds whole vectors. Element j of flat index i is number
 // `pos + runs' index of i + j * pos_x` of the reduced range.
 template <class R, class Tr, typename Tin, int VEC, int NY, int LANES, class Calc, typename IndexT>
-__device__ __forceinline__ void FoldRuns(typename R::acc_t (&acc)[1], const Tin* src, const Calc& runs,
+__device__ __forceinline__ void FoldRuns(typename R::acc_t (&acc)[1], kps::Ptr<Tin> src, const Calc& runs,
                                          IndexT begin, IndexT end, int lane, long long pos, long long pos_x) {
   using Acc = typename R::acc_t;
   constexpr IndexT kStep = static_cast<IndexT>(LANES) * NY;
@@ -224,7 +227,7 @@ __global__ void __launch_bounds__(BLOCK) ReduceInner(const InnerParams<KND, RND,
   using Tout = typename Ep::out_t;
   constexpr int kGroups = BLOCK / LANES;
   __shared__ Acc smem[BLOCK / kps::kWarpSize];
-  const Tin* x = static_cast<const Tin*>(p.x);
+  const kps::Ptr<Tin> x = kps::PtrOf<Tin>::Make(p.x, p.more_inputs);
   Tout* y = static_cast<Tout*>(p.y);
   Acc* partials = static_cast<Acc*>(p.partials);
   const int lane = threadIdx.x % LANES;
@@ -259,7 +262,7 @@ __global__ void __launch_bounds__(BLOCK) ReduceInner(const InnerParams<KND, RND,
         for (IndexT seg = seg_begin; seg < seg_end; ++seg) {
           long long seg_off, seg_pos;
           p.red.Get(seg, seg_off, seg_pos);
-          const Tin* run = x + in_off + seg_off + in_begin * p.inner_stride;
+          const kps::Ptr<Tin> run = x + in_off + seg_off + in_begin * p.inner_stride;
           const long long pos = p.index_offset + seg_pos + static_cast<long long>(in_begin) * p.inner_index_stride;
           if constexpr (VEC > 1) {
             FoldContiguous<R, Tr, Tin, VEC, NY, LANES, IndexT>(acc, run, in_end - in_begin, lane, pos,
@@ -320,7 +323,7 @@ __global__ void __launch_bounds__(BLOCK) ReduceOuter(const OuterParams<KND, RND,
   constexpr int kBY = BLOCK / BX;
   constexpr IndexT kStep = static_cast<IndexT>(kBY) * NY;  // rows per step
   __shared__ Acc smem[VEC * BLOCK];
-  const Tin* x = static_cast<const Tin*>(p.x);
+  const kps::Ptr<Tin> x = kps::PtrOf<Tin>::Make(p.x, p.more_inputs);
   Tout* y = static_cast<Tout*>(p.y);
   Acc* partials = static_cast<Acc*>(p.partials);
   const int tx = threadIdx.x % BX;
@@ -336,7 +339,7 @@ __global__ void __launch_bounds__(BLOCK) ReduceOuter(const OuterParams<KND, RND,
     const int ncols = col < p.inner_len ? static_cast<int>(min(static_cast<long long>(VEC), p.inner_len - col)) : 0;
     long long in_off = 0, out_off = 0;
     p.kept.Get(outer, in_off, out_off);
-    const Tin* src = x + in_off + col * p.inner_in_stride;
+    const kps::Ptr<Tin> src = x + in_off + col * p.inner_in_stride;
 
     Acc acc[VEC];
     kps::Init(acc, R::Identity());

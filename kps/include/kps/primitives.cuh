@@ -47,9 +47,9 @@ __device__ __forceinline__ TileIndex<NY> AffineIndex(long long first, long long 
   return index;
 }
 
-// Tile element (y, x) from src[y * stride_y + x * stride_x].
-template <typename T, int NX, int NY, bool IsBoundary>
-__device__ __forceinline__ void ReadData(T (&dst)[NX * NY], const T* src, long long stride_x,
+// Tile element (y, x) from src[y * stride_y + x * stride_x] (`src`: a pointer, or a Zip of several).
+template <typename T, int NX, int NY, bool IsBoundary, typename Src>
+__device__ __forceinline__ void ReadData(T (&dst)[NX * NY], Src src, long long stride_x,
                                          long long stride_y, int num_x, int num_y) {
 #pragma unroll
   for (int y = 0; y < NY; ++y) {
@@ -78,8 +78,8 @@ __device__ __forceinline__ void ReadDataVec(T (&dst)[NX * NY], const T* src, lon
 // Row y at src + calc.Offset(first + y * step): the reduced dims need not be one stride.
 // Along x either one aligned vector (Vectorized, boundary only along y) or NX strided elements.
 // Each row's index in the reduced range, the calculator's second stride, is added to index.row[y].
-template <typename T, int NX, int NY, bool IsBoundary, bool Vectorized, class Calc, typename IndexT>
-__device__ __forceinline__ void ReadDataReduce(T (&dst)[NX * NY], TileIndex<NY>& index, const T* src,
+template <typename T, int NX, int NY, bool IsBoundary, bool Vectorized, class Calc, typename IndexT, typename Src>
+__device__ __forceinline__ void ReadDataReduce(T (&dst)[NX * NY], TileIndex<NY>& index, Src src,
                                                const Calc& calc, IndexT first, IndexT step,
                                                long long stride_x, int num_x, int num_y) {
 #pragma unroll
@@ -88,7 +88,7 @@ __device__ __forceinline__ void ReadDataReduce(T (&dst)[NX * NY], TileIndex<NY>&
       long long offset, position;
       calc.Get(first + static_cast<IndexT>(y) * step, offset, position);
       index.row[y] += position;
-      const T* row = src + offset;
+      const auto row = src + offset;
       if constexpr (Vectorized) {
         const Vec<T, NX> v = *reinterpret_cast<const Vec<T, NX>*>(row);
 #pragma unroll

@@ -64,6 +64,55 @@ struct Lifter { __device__ static Acc Apply(From x, long long) { return Cast<Acc
 template <typename Acc, typename From>
 __device__ __forceinline__ Acc Lift(From x, long long i) { return Lifter<Acc, From>::Apply(x, i); }
 
+// Several inputs read as one (a transform of several arrays): the values of one element (Pack)
+// and a pointer per input moved by the same offsets (Zip; the inputs share shape and strides).
+// `PtrOf<T>` is what the kernels read through: `const T*`, or a Zip for a Pack.
+constexpr int kMaxInputs = 4;  // arrays one transform may read
+
+template <typename... T>
+struct Pack;
+template <>
+struct Pack<> {};
+template <typename T, typename... Rest>
+struct Pack<T, Rest...> {
+  T head;
+  Pack<Rest...> tail;
+};
+
+template <typename... T>
+struct Zip;
+template <>
+struct Zip<> {
+  __device__ __forceinline__ Zip operator+(long long) const { return {}; }
+  __device__ __forceinline__ Pack<> operator[](long long) const { return {}; }
+  __device__ __forceinline__ static Zip Make(const void* const*) { return {}; }
+};
+template <typename T, typename... Rest>
+struct Zip<T, Rest...> {
+  const T* head;
+  Zip<Rest...> tail;
+  __device__ __forceinline__ Zip operator+(long long off) const { return {head + off, tail + off}; }
+  __device__ __forceinline__ Pack<T, Rest...> operator[](long long i) const { return {head[i], tail[i]}; }
+  __device__ __forceinline__ static Zip Make(const void* const* inputs) {
+    return {static_cast<const T*>(inputs[0]), Zip<Rest...>::Make(inputs + 1)};
+  }
+};
+
+template <typename T>
+struct PtrOf {
+  using type = const T*;
+  __device__ __forceinline__ static type Make(const void* x, const void* const*) { return static_cast<const T*>(x); }
+};
+template <typename T, typename... Rest>
+struct PtrOf<Pack<T, Rest...>> {
+  using type = Zip<T, Rest...>;
+  __device__ __forceinline__ static type Make(const void* x, const void* const* more) {
+    return {static_cast<const T*>(x), Zip<Rest...>::Make(more)};
+  }
+};
+template <typename T>
+using Ptr = typename PtrOf<T>::type;
+
 // N elements that move as one aligned access (16 bytes for the vector paths).
 template <typename T, int N>
 struct alignas(sizeof(T) * N) Vec { T val[N]; };

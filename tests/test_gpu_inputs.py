@@ -1,0 +1,87 @@
+"""Transforms of several inputs on the GPU: Rosenbrock over two views of one array (4 bytes apart),
+two arrays on every reduce path, broadcasting, mixed dtypes, different layouts, states and indices,
+outputs poisoned first, repeats bit-identical."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import kps
+import ops
+from inputs_helpers import FMA, ROSENBROCK, SQDIST, reference, rosenbrock64
+
+cp = pytest.importorskip("cupy")
+pytestmark = pytest.mark.gpu
+
+from test_gpu import FLAT_SHAPES, STAGED_SHAPES, poison_pool, poisoned_like  # noqa: E402
+
+PATH_SHAPES = ([((4096, 4096), (1,)), ((4096, 4096), (0,)), ((16, 1 << 20), (1,)), ((1 << 20, 16), (0,)),
+                ((1 << 22,), (0,)), ((64, 32, 3000), (0, 2))] + FLAT_SHAPES + STAGED_SHAPES[:6])
+
+
+def _run(arrays, axis, **kwargs):
+    """Fresh from a poisoned pool, again, and into a poisoned out=: all equal, bit for bit."""
+    fresh = ops.reduce(arrays, axis=axis, **kwargs)
+    poison_pool(fresh.nbytes)
+    again = ops.reduce(arrays, axis=axis, **kwargs)
+    out = poisoned_like(fresh.shape, fresh.dtype)
+    assert ops.reduce(arrays, axis=axis, out=out, **kwargs) is out
+    np.testing.assert_array_equal(cp.asnumpy(fresh), cp.asnumpy(again))
+    np.testing.assert_array_equal(cp.asnumpy(fresh), cp.asnumpy(out))
+    return cp.asnumpy(fresh)
+
+
+@pytest.mark.parametrize("n", [2, 3, 1001, (1 << 20) + 3, 90_000_000])
+def test_rosenbrock_over_two_views_of_one_array(n):
+    x = cp.random.default_rng(n).uniform(-2, 2, n, dtype=cp.float32)
+    got = _run((x[:-1], x[1:]), None, transform=ROSENBROCK)
+    expect = rosenbrock64(cp.asnumpy(x))
+    assert got.dtype == np.float32 and abs(float(got) - expect) <= 1e-6 * expect
+
+
+@pytest.mark.parametrize("shape,axes", PATH_SHAPES, ids=str)
+@pytest.mark.parametrize("dtypes", [("float32", "float32"), ("float16", "float32"), ("float64", "int32")], ids=str)
+def test_every_path(dtypes, shape, axes):
+    rng = np.random.default_rng(abs(hash((dtypes, shape))) % 2**32)
+    a, b = (rng.standard_normal(shape).astype(d) if d[0] == "f" else rng.integers(-9, 9, shape).astype(d)
+            for d in dtypes)
+    got = _run((cp.asarray(a), cp.asarray(b)), axes, transform=SQDIST)
+    expect = reference(SQDIST, (a, b), axes)
+    assert got.dtype == np.result_type(a.dtype, b.dtype)  # what the NumPy twin gives
+    n = a.size // max(1, expect.size)
+    np.testing.assert_allclose(got, expect, rtol=4 * np.sqrt(n) * np.finfo(got.dtype).eps + 1e-6)
+
+
+def test_broadcasting_layouts_and_misaligned_views():
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((3000, 1)).astype(np.float32)
+    b = rng.standard_normal((1, 517)).astype(np.float32)
+    c = rng.standard_normal((517, 3000)).astype(np.float32).T  # another layout: copied to one
+    for axis in (None, 0, 1):
+        got = _run((cp.asarray(a), cp.asarray(b), cp.asarray(np.ascontiguousarray(c.T)).T), axis, op=kps.MAX,
+                   transform=FMA)
+        np.testing.assert_allclose(got, reference(FMA, (a, b, c), axis, np.max), rtol=1e-6)
+    h = rng.standard_normal(1 << 20).astype(np.float32)
+    base, n = cp.asarray(h), (1 << 20) - 4
+    for shift in (1, 2, 3):  # 4, 8, 12 bytes apart: no common 16-byte grid
+        pair = (base[:n].reshape(-1, 4), base[shift:shift + n].reshape(-1, 4))
+        expect = reference(SQDIST, (h[:n].reshape(-1, 4), h[shift:shift + n].reshape(-1, 4)), 0)
+        np.testing.assert_allclose(_run(pair, 0, transform=SQDIST), expect, rtol=1e-5)
+
+
+def test_states_and_indices_over_several_inputs():
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((1 << 16, 64)), rng.standard_normal((1 << 16, 64))
+    ad, bd = cp.asarray(a), cp.asarray(b)
+    var = _run((ad, bd), 0, op=kps.WELFORD, transform=SQDIST, epilogue=kps.variance(1))
+    np.testing.assert_allclose(var, np.var((a - b) ** 2, axis=0, ddof=1), rtol=1e-10)
+    arg = _run((ad, bd), 1, op=kps.ARGMAX, transform=SQDIST, epilogue=kps.INDEX)
+    np.testing.assert_array_equal(arg, np.argmax((a - b) ** 2, axis=1))
+
+
+def test_errors_name_the_argument():
+    a = cp.ones(3, cp.float32)
+    with pytest.raises(ValueError, match="do not broadcast"):
+        ops.reduce((a, cp.ones(4)), transform=SQDIST)
+    with pytest.raises(TypeError, match="one kind"):
+        ops.reduce((a, np.ones(3)), transform=SQDIST)
