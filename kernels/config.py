@@ -220,6 +220,7 @@ def plan(
     acc_itemsize: int = 4,
     index_strides: bool = False,
     vector_loads: bool = True,
+    staging: bool = True,
 ) -> ReduceConfig:
     """Plan a reduction of a non-empty input with at least one output.
 
@@ -234,8 +235,8 @@ def plan(
     `index_strides`: the kernels tell each element's index in the reduced range (the C-order
     flattening of the reduced axes) to the reduction; reduced dims then merge only where their
     indices run on as their addresses do. `vector_loads=False` reads element by element (no 16-byte
-    loads, no words, no staging): a transform of several inputs, whose addresses need not share an
-    alignment, reads them so.
+    loads, no words, no staging): a transform of several inputs reads them so where their addresses
+    do not share one alignment. `staging=False`: no ReduceStaged (it stages one input).
     """
     axes = set(axes)
     kept, red = [], []
@@ -284,7 +285,7 @@ def plan(
     common = dict(in_offset=in_offset, num_out=num_out, num_red=num_red, block=block, index_offset=index_offset)
 
     in_base = in_misalign + in_offset * itemsize
-    if vector_loads and _wants_stage(kept, red, use_inner, itemsize, in_base, tuning):
+    if vector_loads and staging and _wants_stage(kept, red, use_inner, itemsize, in_base, tuning):
         staged = _plan_staged(kept, red, itemsize, target, split_target, sm_count, tuning, tuning.STAGE_VECTORS)
         if staged is not None and staged[0].direct and tuning.STAGE_VECTORS_DIRECT != tuning.STAGE_VECTORS:
             staged = _plan_staged(kept, red, itemsize, target, split_target, sm_count, tuning,

@@ -26,12 +26,12 @@ from .functors import (
     resolve,
     word_functors,
 )
-from .statistics import LOG_OF_SUM, LOGSUMEXP, WELFORD, std, variance
+from .statistics import LOG_OF_SUM, LOGSUMEXP, WELFORD, mean_and_variance, std, variance
 from .arg import ARGMAX, ARGMIN, INDEX
 
 __all__ = [
     "ABS", "ADD", "EPILOGUES", "IDENTITY", "LOGICAL_AND", "LOGICAL_OR", "MAX", "MEAN", "MIN", "MUL",
     "NONE", "REDUCE_OPS", "SQUARE", "TRANSFORMS", "SUPPORTED", "CompileError", "Epilogue", "Functors",
     "ReduceOp", "TransformOp", "check_dtype", "compile_program", "packs_words", "resolve", "word_functors",
-    "STATE_FIELD_TYPES", "LOG_OF_SUM", "LOGSUMEXP", "WELFORD", "std", "variance", "ARGMAX", "ARGMIN", "INDEX",
+    "STATE_FIELD_TYPES", "LOG_OF_SUM", "LOGSUMEXP", "WELFORD", "mean_and_variance", "std", "variance", "ARGMAX", "ARGMIN", "INDEX",
 ]

@@ -168,15 +168,26 @@ def _result_dtype(op: TransformOp, dts: Tuple[np.dtype, ...]) -> np.dtype:
 @dataclass(frozen=True, eq=False)
 class Epilogue:
     """The last step on each output: a CUDA expression of the accumulator `a` and the reduced count
-    `n`, its NumPy twin `numpy(a, n)`, and optionally its own type rule (mean: ints -> float64)."""
+    `n`, its NumPy twin `numpy(a, n)`, and optionally its own type rule (mean: ints -> float64).
+
+    A tuple of expressions gives several results per output from one pass (mean and variance),
+    in the result dtype each; the NumPy twin then returns a tuple of arrays."""
 
     name: str
-    cuda: str
+    cuda: object  # str, or a tuple of str
     numpy: Callable[[np.ndarray, int], np.ndarray]
     accumulate: Optional[TypeRule] = None
 
     def __post_init__(self):
         _check_name(self.name)
+        texts = self.cuda if isinstance(self.cuda, tuple) else (self.cuda,)
+        if not texts or not all(isinstance(t, str) and t for t in texts):
+            raise TypeError(f"cuda: expected a CUDA expression or a tuple of them, got {self.cuda!r}")
+
+    @property
+    def outputs(self) -> int:
+        """Results per output: 1, or one per expression of a tuple."""
+        return len(self.cuda) if isinstance(self.cuda, tuple) else 1
 
 
 def _lowest(dt: np.dtype):
@@ -298,10 +309,19 @@ class Functors:
                f"}};\n}}  // namespace kps\n" if self.op.state else "") +
             f"struct {self.epilogue_struct} {{\n"
             f"  typedef {acc} acc_t;\n"
-            f"  typedef {out} out_t;\n"
-            f"  __device__ static out_t Apply(acc_t a, long long n) {{ return kps::Cast<out_t>({self.epilogue.cuda}); }}\n"
+            + self._render_epilogue(out) +
             f"}};\n"
         )
+
+    def _render_epilogue(self, out: str) -> str:
+        """The epilogue's out_t and Apply: one result, or a kps::Results of several (one per expression)."""
+        ep = self.epilogue
+        if ep.outputs == 1:
+            return (f"  typedef {out} out_t;\n"
+                    f"  __device__ static out_t Apply(acc_t a, long long n) {{ return kps::Cast<out_t>({ep.cuda}); }}\n")
+        fill = " ".join(f"r.val[{k}] = kps::Cast<{out}>({e});" for k, e in enumerate(ep.cuda))
+        return (f"  typedef kps::Results<{out}, {ep.outputs}> out_t;\n"
+                f"  __device__ static out_t Apply(acc_t a, long long n) {{ out_t r; {fill} return r; }}\n")
 
     def _render_apply(self) -> str:
         """The transform's Apply: of `x`, or of `x0`, `x1`, ... unpacked from a kps::Pack in their math types."""

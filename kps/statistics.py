@@ -93,6 +93,14 @@ def variance(ddof: int) -> Epilogue:
 
 
 @lru_cache(maxsize=None)
+def mean_and_variance(ddof: int) -> Epilogue:
+    """The mean and the variance (divided by n - ddof) from one WELFORD state: two results per
+    output. The mean of nothing is NaN, as NumPy's (M2 / n is 0 / 0 there)."""
+    return Epilogue(f"mean_variance_ddof{ddof}", ("a.n > 0 ? a.mean : a.m2 / a.n", f"a.m2 / {_denominator(ddof)}"),
+                    lambda a, n: (np.where(a["n"] > 0, a["mean"], np.nan), a["m2"] / np.maximum(a["n"] - ddof, 0)))
+
+
+@lru_cache(maxsize=None)
 def std(ddof: int) -> Epilogue:
     """The standard deviation from a WELFORD state (the square root of `variance(ddof)`)."""
     return Epilogue(f"std_ddof{ddof}", f"sqrt(a.m2 / {_denominator(ddof)})",

@@ -9,6 +9,7 @@ from .api import (
     reduce_logsumexp,
     reduce_max,
     reduce_mean,
+    reduce_mean_var,
     reduce_min,
     reduce_prod,
     reduce_std,
@@ -16,5 +17,5 @@ from .api import (
     reduce_var,
 )
 
-__all__ = ["reduce", "reduce_all", "reduce_any", "reduce_argmax", "reduce_argmin", "reduce_logsumexp", "reduce_max", "reduce_mean", "reduce_min",
+__all__ = ["reduce", "reduce_all", "reduce_any", "reduce_argmax", "reduce_argmin", "reduce_logsumexp", "reduce_max", "reduce_mean", "reduce_mean_var", "reduce_min",
            "reduce_prod", "reduce_std", "reduce_sum", "reduce_var"]

@@ -163,6 +163,8 @@ def _run(x, axis, op, transform, keepdims, dtype, out, epilogue, table):
         result, out_dtype = _reduce(adapted.backend, adapted.x, adapted.in_dtype, axis, op, transform, keepdims,
                                     dtype, adapted.out, adapted.out_dtype, epilogue, adapted.allocate or _cupy_alloc,
                                     sig if adapted.prepare else None, adapted.prepare)
+    if isinstance(result, tuple):  # an epilogue of several results
+        return tuple(adapted.wrap(r, out_dtype) for r in result)
     return adapted.wrap(result, out_dtype)
 
 
@@ -228,6 +230,8 @@ def _reduce(backend, x, in_dtype, axis, op, transform, keepdims, dtype, out, out
     requested = None if dtype is None else dtypes.check_dtype(dtype, "dtype")
     f = _functors(op, transform, epilogue, in_dtype, requested, None)
     shape = config.result_shape(x.shape, axes, keepdims)
+    if out is not None and epilogue.outputs > 1:
+        raise TypeError(f"out: epilogue {epilogue.name} gives {epilogue.outputs} results per output; out= takes one")
     if out is not None:
         _check_out(out, backend, x, shape, f.out_dtype, out_dtype, op.indexed)
         f = _functors(op, transform, epilogue, in_dtype, requested, dtypes.check_dtype(out_dtype, "out"))
@@ -290,25 +294,31 @@ def _reduce_gpu(x, axes, keepdims, f, out, shape, num_red, table, fast_key, allo
     takes, kept in `table`. `more`: a transform's further inputs, laid out as x."""
     cupy = _cupy()
     device_id = x.data.device_id
+    results = f.epilogue.outputs
     if any(s % x.itemsize for s in x.strides):
         x = cupy.ascontiguousarray(x)
         fast_key = None  # a repeat would launch the copy's plan on the original
     with cupy.cuda.Device(device_id):
         y = result = out
         if y is None or (x.size and any(_overlaps(a, y) for a in (x, *more))):
-            y, result = allocate(shape, f.out_dtype)
+            # several results per output lie side by side: the last dim
+            y, result = allocate(shape + ((results,) if results > 1 else ()), f.out_dtype)
         launch = fill = None
         if num_red == 0:
             fill = np.asarray(numpy_backend.empty_result(f), dtype=f.out_dtype).view(dtypes.storage(f.out_dtype))[()]
         elif y.size:
-            launch = launch_for(x, y, axes, keepdims, f)
-        if fill is not None and y.size:
+            launch = launch_for(x, y[..., 0] if results > 1 else y, axes, keepdims, f, more)
+        if fill is not None and y.size and results > 1:
+            y[...] = cupy.asarray(fill)
+        elif fill is not None and y.size:
             y.fill(fill)
         elif launch is not None and more:
             launch.run_inputs([a.data.ptr for a in (x, *more)], y.data.ptr, cupy.cuda.get_current_stream().ptr,
                               device_id)
         elif launch is not None:
             launch(x.data.ptr, y.data.ptr, cupy.cuda.get_current_stream().ptr, device_id)
+    if out is None and results > 1:
+        return tuple(result[..., k] for k in range(results))
     if out is None:
         if fast_key is not None and (launch is None or config.alignment(y.data.ptr) == 256):
             # 256: the allocators' alignment, what the fast path's fresh arrays will get
@@ -393,6 +403,15 @@ def _arg(name: str, op, doc: str):
 
 reduce_argmax = _arg("reduce_argmax", kps.ARGMAX, "Index of the largest element over the given axes (numpy.argmax).")
 reduce_argmin = _arg("reduce_argmin", kps.ARGMIN, "Index of the smallest element over the given axes (numpy.argmin).")
+
+def reduce_mean_var(x, axis=None, keepdims=False, dtype=None, ddof=0):
+    """The mean and the variance over the given axes from one read of `x` (batch-norm statistics):
+    `(mean, var)`, each what `numpy.mean` and `numpy.var(ddof=ddof)` give (torch.var_mean gives them
+    the other way round). One Welford pass, as `reduce_var`; on the GPU the two results of an output
+    are written side by side and returned as views. No `out=`."""
+    epilogue = statistics.mean_and_variance(_check_ddof(ddof))
+    return _run(x, axis, statistics.WELFORD, kps.IDENTITY, keepdims, dtype, None, epilogue, None)
+
 
 reduce_var = _welford("reduce_var", statistics.variance, "Variance over the given axes (numpy.var).")
 reduce_std = _welford("reduce_std", statistics.std, "Standard deviation over the given axes (numpy.std).")

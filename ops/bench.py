@@ -65,6 +65,8 @@ OPS = {
     "var": (ops.reduce_var, "var", lambda torch, t, axes: torch.var(t, dim=axes, correction=0)),
     "std": (ops.reduce_std, "std", lambda torch, t, axes: torch.std(t, dim=axes, correction=0)),
     "logsumexp": (ops.reduce_logsumexp, _logsumexp_peer, "logsumexp"),
+    "mean_var": (ops.reduce_mean_var, lambda xp, x, axes: (xp.mean(x, axis=axes), xp.var(x, axis=axes)),
+                 lambda torch, t, axes: torch.var_mean(t, dim=axes, correction=0)),
 }
 
 #: Ops whose result is an index: compared exactly.
@@ -211,9 +213,12 @@ def check_result(result, x, op: str, axes, on_gpu: bool = False) -> bool:
     if on_gpu:
         import cupy
 
-        ref = cupy.asnumpy(numpy_call(op, cupy, x if x.dtype == np.bool_ else x.astype(cupy.float64), axes))
+        ref = numpy_call(op, cupy, x if x.dtype == np.bool_ else x.astype(cupy.float64), axes)
+        ref = tuple(map(cupy.asnumpy, ref)) if isinstance(ref, tuple) else cupy.asnumpy(ref)
     else:
         ref = numpy_call(op, np, _host64(x), axes)
+    if isinstance(result, tuple):  # several results (mean and variance): side by side
+        result, ref = np.stack([_host64(r) for r in result]), np.stack(ref)
     if op in INDEX_OPS:  # float64 keeps every order and tie of the input's values
         return bool(np.array_equal(_host64(result), ref))
     tol = 2e-2 if str(x.dtype) in ("float16", "torch.bfloat16", "torch.float16") else 1e-4

@@ -24,10 +24,18 @@ def reduce(x, axes, keepdims: bool, f: Functors, out=None):
         else:
             t = t.astype(f.acc_dtype, copy=False)
             acc = f.op.numpy.reduce(t, axis=axes, dtype=f.acc_dtype, keepdims=keepdims)
-        result = np.asarray(f.epilogue.numpy(acc, count)).astype(f.out_dtype, copy=False)
+        results = f.epilogue.numpy(acc, count)
+        if f.epilogue.outputs > 1:  # several results per output (the API allows no out= then)
+            return tuple(_typed(r, f) for r in results)
+        result = np.asarray(results).astype(f.out_dtype, copy=False)
     if out is not None:
         np.copyto(out, result, casting="unsafe")
         return out
+    return result if result.ndim else result[()]
+
+
+def _typed(result, f: Functors):
+    result = np.asarray(result).astype(f.out_dtype, copy=False)
     return result if result.ndim else result[()]
 
 

@@ -38,6 +38,23 @@ def result_dtype(name: str, dtype: np.dtype) -> np.dtype:
     return np.dtype(np.float64) if np.dtype(dtype).kind in "biu" else np.dtype(dtype)
 
 
+def check_mean_var(got, x: np.ndarray, axis, keepdims=False, ddof=0, rtol=None):
+    """`got` = (mean, var) from one call: the mean as numpy.mean's (float64 reference, the mean's
+    dtype rule) and the variance as `check` holds reduce_var's."""
+    mean, var = (np.asarray(g) for g in got)
+    check("var", var, x, axis, keepdims, ddof, rtol)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        expect = np.asarray(np.mean(x.astype(np.float64), axis=axis, keepdims=keepdims))
+    assert mean.dtype == result_dtype("var", x.dtype) and mean.shape == expect.shape
+    tol = rtol or {2: 2e-3, 4: 2e-6}.get(mean.dtype.itemsize, 1e-12)
+    scale = np.abs(expect) + np.sqrt(np.nan_to_num(np.asarray(ops.reduce_var(x.astype(np.float64), axis=axis,
+                                                                                keepdims=keepdims))))
+    g = mean.astype(np.float64)
+    ok = (g == expect) | (np.isnan(g) & np.isnan(expect)) | (np.abs(g - expect) <= tol * scale + 1e-300)
+    assert ok.all(), f"{(~ok).sum()} of {ok.size} means off: got {g[~ok][:4]}, expected {expect[~ok][:4]}"
+
+
 def check(name: str, got, x: np.ndarray, axis, keepdims=False, ddof=0, rtol=None):
     """`got` (a host array) has NumPy's dtype and shape and matches the float64 reference: NaN where
     it is NaN, infinities equal, and otherwise within `rtol` of the result's magnitude (for

@@ -51,13 +51,16 @@ SPECS = [(op, kps.NONE) for op in kps.REDUCE_OPS] + [(kps.ADD, kps.MEAN)]
 #: Reductions whose accumulator is a struct (kps/statistics.py, kps/arg.py), with the identity transform;
 #: the arg-reductions are planned with index strides, as the GPU path plans them.
 STATE_SPECS = [(kps.WELFORD, kps.variance(1)), (kps.LOGSUMEXP, kps.LOG_OF_SUM), (kps.ARGMAX, kps.INDEX),
-               (kps.ARGMIN, kps.INDEX)]
+               (kps.ARGMIN, kps.INDEX), (kps.WELFORD, kps.mean_and_variance(0))]
 
 
 def _names(functors: kps.Functors):
     """{functors the kernels are instantiated with: kernel names}: a 1-byte `any` or `all` also
-    reads words (kps.word_functors) wherever the planner packs them."""
+    reads words (kps.word_functors) wherever the planner packs them; a transform of several inputs
+    reads element by element, and with 16-byte loads too where they share an itemsize."""
     itemsize = functors.in_dtype.itemsize
+    several = bool(functors.more_dtypes)
+    alike = all(d.itemsize == itemsize for d in functors.more_dtypes)
     names = {}
     for shape, layout, axes in VARIANTS:
         strides = [int(np.prod(shape[i + 1:])) for i in range(len(shape))]
@@ -65,10 +68,10 @@ def _names(functors: kps.Functors):
             shape, strides = shape[::-1], strides[::-1]
         kept = [n for i, n in enumerate(shape) if i not in axes]
         out_strides = [int(np.prod(kept[i + 1:])) for i in range(len(kept))]
-        for pack in {False, kps.packs_words(functors)}:
+        for pack, vectors in itertools.product({False, kps.packs_words(functors)}, {not several, several and alike}):
             cfg = config.plan(shape, strides, axes, out_strides, itemsize, functors.out_dtype.itemsize, 132,
                               pack_words=pack, acc_itemsize=functors.acc_dtype.itemsize,
-                              index_strides=functors.op.indexed, vector_loads=not functors.more_dtypes)
+                              index_strides=functors.op.indexed, vector_loads=vectors, staging=not several)
             f = kps.word_functors(functors) if cfg.words else functors
             names.setdefault(f, set()).add(source.kernel_name(cfg, f))
     return names
@@ -111,10 +114,12 @@ def test_every_state_specialisation_compiles_for_sm_90():
 #: Transforms of several inputs (read element by element through a kps::Zip), with mixed dtypes,
 #: into a plain sum, a state and an index.
 MULTI_SPECS = [(kps.ADD, ROSENBROCK, kps.NONE, ("float32", "float32")),
+               (kps.ADD, ROSENBROCK, kps.NONE, ("float16", "float16")),
                (kps.ADD, ROSENBROCK, kps.MEAN, ("float16", "float64")),
                (kps.MAX, FMA, kps.NONE, ("int32", "float32", "bool")),
+               (kps.MIN, FMA, kps.NONE, ("int8", "uint8", "bool")),
                (kps.WELFORD, ROSENBROCK, kps.variance(0), ("float32", "float32")),
-               (kps.ARGMAX, FMA, kps.INDEX, ("float32", "int8", "float16"))]
+               (kps.ARGMAX, FMA, kps.INDEX, ("float64", "int64", "float64"))]
 
 
 def _compile_multi(i):

@@ -1,4 +1,4 @@
-"""State reductions (var, std, logsumexp) on the GPU: every reduce path against the float64
+"""State reductions (var, std, logsumexp, mean and variance in one call) on the GPU: every reduce path against the float64
 reference, outputs poisoned first, edges, the 1e4-mean accuracy case and repeat bit-identity."""
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from helpers import data
-from stats_helpers import STATS, check
+import ops
+from stats_helpers import STATS, check, check_mean_var
 
 cp = pytest.importorskip("cupy")
 pytestmark = pytest.mark.gpu
@@ -47,6 +48,22 @@ def test_every_path(name, dtype, shape, axes):
     check(name, _run(name, cp.asarray(x), axes, **kwargs), x, axes, ddof=kwargs.get("ddof", 0))
 
 
+@pytest.mark.parametrize("shape,axes", PATH_SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+def test_mean_and_variance_from_one_call(dtype, shape, axes):
+    """Two results per output, side by side, on every path: from a poisoned pool, repeated bit-identical."""
+    x = data(shape, dtype, "sum", np.random.default_rng(abs(hash((dtype.name, shape))) % 2**32))
+    xd = cp.asarray(x)
+    mean, var = ops.reduce_mean_var(xd, axis=axes, ddof=1)
+    poison_pool(2 * mean.nbytes)
+    again = ops.reduce_mean_var(xd, axis=axes, ddof=1)
+    for first, second in zip((mean, var), again):
+        np.testing.assert_array_equal(cp.asnumpy(first), cp.asnumpy(second))
+    check_mean_var((cp.asnumpy(mean), cp.asnumpy(var)), x, axes, ddof=1)
+    kept = ops.reduce_mean_var(xd, axis=axes, keepdims=True)
+    check_mean_var(tuple(cp.asnumpy(g) for g in kept), x, axes, keepdims=True)
+
+
 @pytest.mark.parametrize("shape", SUBSET_SHAPES, ids=str)
 @pytest.mark.parametrize("name", list(STATS))
 def test_every_axis_subset(name, shape):
@@ -73,5 +90,6 @@ def test_edges():
             y = np.array([[1.0, 2.0, 3.0], [5.0, 5.0, 5.0]])
             check("var", cp.asnumpy(STATS["var"](cp.asarray(y), axis=1, ddof=ddof)), y, 1, ddof=ddof)
         empty = np.empty((3, 0), np.float32)
+        check_mean_var(tuple(cp.asnumpy(g) for g in ops.reduce_mean_var(cp.asarray(empty), axis=1)), empty, 1)
         check("var", cp.asnumpy(STATS["var"](cp.asarray(empty), axis=1)), empty, 1)
         check("logsumexp", cp.asnumpy(lse(cp.asarray(empty), axis=1)), empty, 1)

@@ -1,4 +1,5 @@
-"""State reductions (var, std, logsumexp) and user-declared states, on the NumPy backend."""
+"""State reductions (var, std, logsumexp, mean and variance in one call) and user-declared states, on
+the NumPy backend."""
 from __future__ import annotations
 
 import warnings
@@ -9,7 +10,7 @@ import pytest
 import kps
 import ops
 from helpers import DTYPES, data
-from stats_helpers import STATS, check
+from stats_helpers import STATS, check, check_mean_var
 
 AXES = [None, 0, 1, 2, (0, 2), (1, 2), ()]
 
@@ -28,6 +29,23 @@ def test_state_reductions_match_the_float64_reference(name, dtype):
                     warnings.simplefilter("ignore", RuntimeWarning)
                     got = STATS[name](x, axis=axis, keepdims=keepdims, **kwargs)
                 check(name, got, x, axis, keepdims, ddof)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+def test_mean_and_variance_from_one_call(dtype):
+    x = data((6, 7, 5), dtype, "sum", np.random.default_rng(12))
+    for axis in AXES:
+        for keepdims in (False, True):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                got = ops.reduce_mean_var(x, axis=axis, keepdims=keepdims, ddof=1)
+            check_mean_var(got, x, axis, keepdims, ddof=1)
+    far = (np.random.default_rng(3).standard_normal((4096, 9)) + 1e4).astype(np.float32)
+    check_mean_var(ops.reduce_mean_var(far, axis=0), far, 0, rtol=1e-5)
+    with pytest.raises(TypeError, match="out:"):
+        ops.reduce(x, op=kps.WELFORD, epilogue=kps.mean_and_variance(0), out=np.empty(()))
+    with pytest.raises(ValueError, match="ddof"):
+        ops.reduce_mean_var(x, ddof=-1)
 
 
 def test_variance_keeps_its_digits_far_from_zero():

@@ -131,15 +131,15 @@ __device__ __forceinline__ void FoldStrided(typename R::acc_t (&acc)[1], kps::Pt
 // vectors (NY per lane in flight), a scalar tail. Element i is number `pos + i * pos_stride` of the
 // reduced range.
 template <class R, class Tr, typename Tin, int VEC, int NY, int LANES, typename IndexT>
-__device__ __forceinline__ void FoldContiguous(typename R::acc_t (&acc)[1], const Tin* src, IndexT len,
+__device__ __forceinline__ void FoldContiguous(typename R::acc_t (&acc)[1], kps::Ptr<Tin> src, IndexT len,
                                                int lane, long long pos, long long pos_stride) {
   using Acc = typename R::acc_t;
   constexpr IndexT kStep = static_cast<IndexT>(LANES) * NY;  // vectors per step
-  const unsigned misalign = static_cast<unsigned>(reinterpret_cast<unsigned long long>(src) & 15u);
+  const unsigned misalign = static_cast<unsigned>(kps::Address(src) & 15u);
   const IndexT head = min(len, static_cast<IndexT>(((16u - misalign) & 15u) / sizeof(Tin)));
   FoldStrided<R, Tr, Tin, 1, LANES, IndexT>(acc, src, head, 1, lane, pos, pos_stride);
 
-  const Tin* body = src + head;
+  const kps::Ptr<Tin> body = src + head;
   const IndexT num_vec = (len - head) / VEC;
   Acc cols[VEC];
   kps::Init(cols, R::Identity());

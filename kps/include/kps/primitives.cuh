@@ -60,18 +60,28 @@ __device__ __forceinline__ void ReadData(T (&dst)[NX * NY], Src src, long long s
   }
 }
 
+// Tile row y from one aligned vector of NX contiguous elements at `row` (a vector per input of a Zip).
+template <typename T, int NX, int NY>
+__device__ __forceinline__ void ReadVectorRow(T (&dst)[NX * NY], int y, const T* row) {
+  const Vec<T, NX> v = *reinterpret_cast<const Vec<T, NX>*>(row);
+#pragma unroll
+  for (int x = 0; x < NX; ++x) dst[y * NX + x] = v.val[x];
+}
+template <typename T, int NX, int NY, typename... In>
+__device__ __forceinline__ void ReadVectorRow(T (&dst)[NX * NY], int y, Zip<In...> row) {
+  T vec[NX];
+  LoadVector<NX>(vec, row);
+#pragma unroll
+  for (int x = 0; x < NX; ++x) dst[y * NX + x] = vec[x];
+}
+
 // Row y is one aligned vector of NX contiguous elements at src + y * stride_y.
 // The host guarantees the alignment of src and that stride_y keeps it.
-template <typename T, int NX, int NY, bool IsBoundary>
-__device__ __forceinline__ void ReadDataVec(T (&dst)[NX * NY], const T* src, long long stride_y,
-                                            int num_y) {
+template <typename T, int NX, int NY, bool IsBoundary, typename Src>
+__device__ __forceinline__ void ReadDataVec(T (&dst)[NX * NY], Src src, long long stride_y, int num_y) {
 #pragma unroll
   for (int y = 0; y < NY; ++y) {
-    if (!IsBoundary || y < num_y) {
-      const Vec<T, NX> v = *reinterpret_cast<const Vec<T, NX>*>(src + y * stride_y);
-#pragma unroll
-      for (int x = 0; x < NX; ++x) dst[y * NX + x] = v.val[x];
-    }
+    if (!IsBoundary || y < num_y) ReadVectorRow<T, NX, NY>(dst, y, src + y * stride_y);
   }
 }
 
@@ -90,9 +100,7 @@ __device__ __forceinline__ void ReadDataReduce(T (&dst)[NX * NY], TileIndex<NY>&
       index.row[y] += position;
       const auto row = src + offset;
       if constexpr (Vectorized) {
-        const Vec<T, NX> v = *reinterpret_cast<const Vec<T, NX>*>(row);
-#pragma unroll
-        for (int x = 0; x < NX; ++x) dst[y * NX + x] = v.val[x];
+        ReadVectorRow<T, NX, NY>(dst, y, row);
       } else {
 #pragma unroll
         for (int x = 0; x < NX; ++x) {

@@ -113,9 +113,40 @@ struct PtrOf<Pack<T, Rest...>> {
 template <typename T>
 using Ptr = typename PtrOf<T>::type;
 
+// Several results of one output (an epilogue of several expressions: mean and variance), stored
+// side by side.
+template <typename T, int N>
+struct Results { T val[N]; };
+
 // N elements that move as one aligned access (16 bytes for the vector paths).
 template <typename T, int N>
 struct alignas(sizeof(T) * N) Vec { T val[N]; };
+
+// NX contiguous elements from `src` as one aligned access (the host guarantees the alignment), or
+// from a Zip one access per input.
+template <int NX, typename T>
+__device__ __forceinline__ void LoadVector(T (&dst)[NX], const T* src) {
+  const Vec<T, NX> v = *reinterpret_cast<const Vec<T, NX>*>(src);
+#pragma unroll
+  for (int x = 0; x < NX; ++x) dst[x] = v.val[x];
+}
+template <int NX>
+__device__ __forceinline__ void LoadVector(Pack<> (&)[NX], Zip<>) {}
+template <int NX, typename T, typename... Rest>
+__device__ __forceinline__ void LoadVector(Pack<T, Rest...> (&dst)[NX], Zip<T, Rest...> src) {
+  T head[NX];
+  Pack<Rest...> tail[NX];
+  LoadVector<NX>(head, src.head);
+  LoadVector<NX>(tail, src.tail);
+#pragma unroll
+  for (int x = 0; x < NX; ++x) dst[x] = {head[x], tail[x]};
+}
+
+// The address an input starts at (a Zip's inputs share their alignment where it matters).
+template <typename T>
+__device__ __forceinline__ unsigned long long Address(const T* p) { return reinterpret_cast<unsigned long long>(p); }
+template <typename... T>
+__device__ __forceinline__ unsigned long long Address(Zip<T...> p) { return Address(p.head); }
 
 // Number of elements of T in one 16-byte access.
 template <typename T>
