@@ -261,7 +261,9 @@ class _GpuFill:
         cupy = _cupy()
         with cupy.cuda.Device(self.device_id):
             y = cupy.empty(self.shape, self.dtype)
-            if self.fill is not None and y.size:
+            if self.fill is not None and y.size and np.ndim(self.fill):  # several results per output
+                y[...] = cupy.asarray(self.fill)
+            elif self.fill is not None and y.size:
                 y.fill(self.fill)
         return y
 
@@ -283,6 +285,17 @@ def _prepare_gpu(shape, dtype, launch, fill, device_id):
         y = _ndarray(shape, dtype, mem)
         run(x.data.ptr, mem.ptr, _current_stream().ptr, device_id)
         return y
+
+    return call
+
+
+def _prepare_results(shape, dtype, launch, fill, device_id, results: int):
+    """The prepared call of an epilogue of several results: the results side by side, a view each."""
+    whole = _prepare_gpu(shape + (results,), dtype, launch, fill, device_id)
+
+    def call(x):
+        y = whole(x)
+        return tuple(y[..., k] for k in range(results))
 
     return call
 
@@ -317,13 +330,14 @@ def _reduce_gpu(x, axes, keepdims, f, out, shape, num_red, table, fast_key, allo
                               device_id)
         elif launch is not None:
             launch(x.data.ptr, y.data.ptr, cupy.cuda.get_current_stream().ptr, device_id)
-    if out is None and results > 1:
-        return tuple(result[..., k] for k in range(results))
     if out is None:
         if fast_key is not None and (launch is None or config.alignment(y.data.ptr) == 256):
             # 256: the allocators' alignment, what the fast path's fresh arrays will get
-            table[fast_key] = prepare(shape, f.out_dtype, launch, fill, device_id)
-        return result
+            if results == 1:
+                table[fast_key] = prepare(shape, f.out_dtype, launch, fill, device_id)
+            elif prepare is _prepare_gpu:  # CuPy in: several results prepared too
+                table[fast_key] = _prepare_results(shape, f.out_dtype, launch, fill, device_id, results)
+        return result if results == 1 else tuple(result[..., k] for k in range(results))
     if y is not out:
         out[...] = y
     return out
@@ -409,8 +423,8 @@ def reduce_mean_var(x, axis=None, keepdims=False, dtype=None, ddof=0):
     `(mean, var)`, each what `numpy.mean` and `numpy.var(ddof=ddof)` give (torch.var_mean gives them
     the other way round). One Welford pass, as `reduce_var`; on the GPU the two results of an output
     are written side by side and returned as views. No `out=`."""
-    epilogue = statistics.mean_and_variance(_check_ddof(ddof))
-    return _run(x, axis, statistics.WELFORD, kps.IDENTITY, keepdims, dtype, None, epilogue, None)
+    op, identity, epilogue = statistics.WELFORD, kps.IDENTITY, statistics.mean_and_variance(_check_ddof(ddof))
+    return _run(x, axis, op, identity, keepdims, dtype, None, epilogue, _table(op, identity, epilogue))
 
 
 reduce_var = _welford("reduce_var", statistics.variance, "Variance over the given axes (numpy.var).")
