@@ -199,8 +199,10 @@ def peer_calls(op: str, x, axes):
 
 
 def _host64(a) -> np.ndarray:
-    """float64 host copy of a CuPy array or torch tensor (bool stays bool)."""
-    if hasattr(a, "get"):
+    """float64 host copy of a NumPy or CuPy array or a torch tensor (bool stays bool)."""
+    if isinstance(a, np.ndarray):
+        h = a
+    elif hasattr(a, "get"):
         h = a.get()
     else:  # torch
         h = (a if a.dtype.is_floating_point is False else a.double()).cpu().numpy()

@@ -95,7 +95,10 @@ def test_indices_past_2_31(name, axis):
     """int64 indices: the extreme sits past 2^31 (twice: the first wins), in rows and in columns."""
     n = (1 << 31) + (1 << 20)
     shape = (n,) if axis is None else (n, 2)
-    x = cp.random.randint(-100, 100, size=shape, dtype=cp.int8)
+    # random bytes from 32-bit draws (an int8 randint would draw 8 bytes per element), kept in -100..100
+    words = cp.random.randint(-2**31, 2**31 - 1, size=(int(np.prod(shape)) + 3) // 4, dtype=cp.int32)
+    x = cp.clip(words.view(cp.int8)[:int(np.prod(shape))].reshape(shape), -100, 100)
+    del words
     extreme = 127 if name == "argmax" else -128
     first, second = (1 << 31) + 12345, (1 << 31) + 99999
     x[first] = extreme

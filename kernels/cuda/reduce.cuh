@@ -136,7 +136,7 @@ __device__ __forceinline__ void FoldContiguous(typename R::acc_t (&acc)[1], kps:
   using Acc = typename R::acc_t;
   constexpr IndexT kStep = static_cast<IndexT>(LANES) * NY;  // vectors per step
   const unsigned misalign = static_cast<unsigned>(kps::Address(src) & 15u);
-  const IndexT head = min(len, static_cast<IndexT>(((16u - misalign) & 15u) / sizeof(Tin)));
+  const IndexT head = min(len, static_cast<IndexT>(((16u - misalign) & 15u) / kps::ElementBytes<Tin>::value));
   FoldStrided<R, Tr, Tin, 1, LANES, IndexT>(acc, src, head, 1, lane, pos, pos_stride);
 
   const kps::Ptr<Tin> body = src + head;

@@ -142,6 +142,13 @@ __device__ __forceinline__ void LoadVector(Pack<T, Rest...> (&dst)[NX], Zip<T, R
   for (int x = 0; x < NX; ++x) dst[x] = {head[x], tail[x]};
 }
 
+// Bytes of one element of an input: of a Pack, its first input's (the inputs share it wherever
+// they are read with vector loads).
+template <typename T>
+struct ElementBytes { static constexpr decltype(sizeof(T)) value = sizeof(T); };
+template <typename T, typename... Rest>
+struct ElementBytes<Pack<T, Rest...>> { static constexpr decltype(sizeof(T)) value = sizeof(T); };
+
 // The address an input starts at (a Zip's inputs share their alignment where it matters).
 template <typename T>
 __device__ __forceinline__ unsigned long long Address(const T* p) { return reinterpret_cast<unsigned long long>(p); }
