@@ -135,14 +135,10 @@ class Launch:
 
         return driver.occupancyMaxActiveBlocksPerMultiprocessor(self.function.ptr, self.cfg.block, 0)
 
-    def run_inputs(self, ptrs, y_ptr: int, stream_ptr: int, device_id: int) -> None:
-        """Launch a transform of several inputs: `ptrs` holds each input's address (same shape and
-        strides), the first one as x."""
-        self.__call__(ptrs[0], y_ptr, stream_ptr, device_id, ptrs[1:])
-
     def __call__(self, x_ptr: int, y_ptr: int, stream_ptr: int, device_id: int, more=()) -> None:
         """Launch on `stream_ptr` (the caller's current stream) in `device_id`'s context, which
-        the caller has made current. The fast path of every repeated call: keep it lean."""
+        the caller has made current. The fast path of every repeated call: keep it lean. `more`:
+        the addresses of a transform's further inputs (laid out as x)."""
         need = self._workspace_bytes
         if need:
             key = (device_id, stream_ptr, threading.get_ident() if stream_ptr == _PER_THREAD_STREAM else 0)

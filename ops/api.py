@@ -87,6 +87,15 @@ def _check_descriptors(op, transform, epilogue) -> None:
                         f"give an epilogue that reads them, not {epilogue.name}")
 
 
+def _check_inputs(transform, count: int, as_tuple: bool) -> None:
+    """A transform reads as many arrays as `x` gives it (a tuple for several)."""
+    if count == transform.inputs:
+        return
+    if as_tuple:
+        raise ValueError(f"x: transform {transform.name} reads {transform.inputs} array(s), got a tuple of {count}")
+    raise ValueError(f"x: transform {transform.name} reads {transform.inputs} arrays: pass them as a tuple")
+
+
 def _check_out(out, backend: str, x, shape, natural: np.dtype, out_dtype: np.dtype, indexed: bool = False):
     if backend == "cpu":
         if not isinstance(out, np.ndarray):
@@ -173,8 +182,7 @@ def _reduce_inputs(xs, axis, op, transform, keepdims, dtype, out, epilogue):
     pass that reads every input at the same element offsets (on the GPU element by element, as
     their addresses need not share an alignment)."""
     _check_descriptors(op, transform, epilogue)
-    if len(xs) != transform.inputs:
-        raise ValueError(f"x: transform {transform.name} reads {transform.inputs} array(s), got a tuple of {len(xs)}")
+    _check_inputs(transform, len(xs), as_tuple=True)
     xs = tuple(np.asarray(a) if isinstance(a, np.generic) else a for a in xs)
     on_cpu = all(isinstance(a, np.ndarray) for a in xs)
     if not on_cpu and not all(_is_cupy(a) for a in xs):
@@ -221,8 +229,8 @@ def _reduce(backend, x, in_dtype, axis, op, transform, keepdims, dtype, out, out
     a transform's further inputs, of x's shape and strides (`in_dtype` then the tuple of dtypes)."""
     in_dtype = in_dtype if more else dtypes.check_dtype(in_dtype, "x")
     _check_descriptors(op, transform, epilogue)
-    if transform.inputs != 1 + len(more):
-        raise ValueError(f"x: transform {transform.name} reads {transform.inputs} arrays: pass them as a tuple")
+    if not more:  # (a tuple of inputs was checked on its way in)
+        _check_inputs(transform, 1, as_tuple=False)
     if not isinstance(keepdims, (bool, np.bool_)):
         raise TypeError(f"keepdims: expected a bool, got {keepdims!r}")
     keepdims = bool(keepdims)
@@ -261,11 +269,18 @@ class _GpuFill:
         cupy = _cupy()
         with cupy.cuda.Device(self.device_id):
             y = cupy.empty(self.shape, self.dtype)
-            if self.fill is not None and y.size and np.ndim(self.fill):  # several results per output
-                y[...] = cupy.asarray(self.fill)
-            elif self.fill is not None and y.size:
-                y.fill(self.fill)
+            _fill(y, self.fill)
         return y
+
+
+def _fill(y, fill) -> None:
+    """Fill `y` with an empty reduction's value: a scalar, or one per result (the last dim)."""
+    if fill is None or not y.size:
+        return
+    if np.ndim(fill):
+        y[...] = _cupy().asarray(fill)
+    else:
+        y.fill(fill)
 
 
 def _prepare_gpu(shape, dtype, launch, fill, device_id):
@@ -289,13 +304,13 @@ def _prepare_gpu(shape, dtype, launch, fill, device_id):
     return call
 
 
-def _prepare_results(shape, dtype, launch, fill, device_id, results: int):
+def _prepare_results(shape, dtype, launch, fill, device_id, per_output: int):
     """The prepared call of an epilogue of several results: the results side by side, a view each."""
-    whole = _prepare_gpu(shape + (results,), dtype, launch, fill, device_id)
+    whole = _prepare_gpu(shape + (per_output,), dtype, launch, fill, device_id)
 
     def call(x):
         y = whole(x)
-        return tuple(y[..., k] for k in range(results))
+        return tuple(y[..., k] for k in range(per_output))
 
     return call
 
@@ -307,7 +322,7 @@ def _reduce_gpu(x, axes, keepdims, f, out, shape, num_red, table, fast_key, allo
     takes, kept in `table`. `more`: a transform's further inputs, laid out as x."""
     cupy = _cupy()
     device_id = x.data.device_id
-    results = f.epilogue.outputs
+    per_output = f.epilogue.outputs
     if any(s % x.itemsize for s in x.strides):
         x = cupy.ascontiguousarray(x)
         fast_key = None  # a repeat would launch the copy's plan on the original
@@ -315,29 +330,23 @@ def _reduce_gpu(x, axes, keepdims, f, out, shape, num_red, table, fast_key, allo
         y = result = out
         if y is None or (x.size and any(_overlaps(a, y) for a in (x, *more))):
             # several results per output lie side by side: the last dim
-            y, result = allocate(shape + ((results,) if results > 1 else ()), f.out_dtype)
+            y, result = allocate(shape + ((per_output,) if per_output > 1 else ()), f.out_dtype)
         launch = fill = None
         if num_red == 0:
             fill = np.asarray(numpy_backend.empty_result(f), dtype=f.out_dtype).view(dtypes.storage(f.out_dtype))[()]
         elif y.size:
-            launch = launch_for(x, y[..., 0] if results > 1 else y, axes, keepdims, f, more)
-        if fill is not None and y.size and results > 1:
-            y[...] = cupy.asarray(fill)
-        elif fill is not None and y.size:
-            y.fill(fill)
-        elif launch is not None and more:
-            launch.run_inputs([a.data.ptr for a in (x, *more)], y.data.ptr, cupy.cuda.get_current_stream().ptr,
-                              device_id)
-        elif launch is not None:
-            launch(x.data.ptr, y.data.ptr, cupy.cuda.get_current_stream().ptr, device_id)
+            launch = launch_for(x, y[..., 0] if per_output > 1 else y, axes, keepdims, f, more)
+        _fill(y, fill)
+        if launch is not None:
+            launch(x.data.ptr, y.data.ptr, cupy.cuda.get_current_stream().ptr, device_id, [a.data.ptr for a in more])
     if out is None:
         if fast_key is not None and (launch is None or config.alignment(y.data.ptr) == 256):
             # 256: the allocators' alignment, what the fast path's fresh arrays will get
-            if results == 1:
+            if per_output == 1:
                 table[fast_key] = prepare(shape, f.out_dtype, launch, fill, device_id)
             elif prepare is _prepare_gpu:  # CuPy in: several results prepared too
-                table[fast_key] = _prepare_results(shape, f.out_dtype, launch, fill, device_id, results)
-        return result if results == 1 else tuple(result[..., k] for k in range(results))
+                table[fast_key] = _prepare_results(shape, f.out_dtype, launch, fill, device_id, per_output)
+        return result if per_output == 1 else tuple(result[..., k] for k in range(per_output))
     if y is not out:
         out[...] = y
     return out

@@ -27,14 +27,15 @@ def reduce(x, axes, keepdims: bool, f: Functors, out=None):
         results = f.epilogue.numpy(acc, count)
         if f.epilogue.outputs > 1:  # several results per output (the API allows no out= then)
             return tuple(_typed(r, f) for r in results)
-        result = np.asarray(results).astype(f.out_dtype, copy=False)
+        result = _typed(results, f)
     if out is not None:
         np.copyto(out, result, casting="unsafe")
         return out
-    return result if result.ndim else result[()]
+    return result
 
 
 def _typed(result, f: Functors):
+    """A result in the output dtype; a 0-d one as a NumPy scalar, as NumPy's reductions give it."""
     result = np.asarray(result).astype(f.out_dtype, copy=False)
     return result if result.ndim else result[()]
 
