@@ -181,6 +181,7 @@ class ReduceConfig:
     words: bool = False  # a 1-byte input read as uint32 words (every size, stride and offset in words)
     stage: Optional[Stage] = None  # staged kernel: `kept` holds the output tiles, `red` the stages
     index_offset: int = 0  # with index strides: the index of the element at in_offset (flipped dims)
+    min_blocks: int = 1  # inner kernel: resident blocks per SM its registers must allow (launch bounds)
 
     @property
     def num_seg(self) -> int:
@@ -221,6 +222,7 @@ def plan(
     index_strides: bool = False,
     vector_loads: bool = True,
     staging: bool = True,
+    state_acc: bool = False,
 ) -> ReduceConfig:
     """Plan a reduction of a non-empty input with at least one output.
 
@@ -235,8 +237,10 @@ def plan(
     `index_strides`: the kernels tell each element's index in the reduced range (the C-order
     flattening of the reduced axes) to the reduction; reduced dims then merge only where their
     indices run on as their addresses do. `vector_loads=False` reads element by element (no 16-byte
-    loads, no words, no staging): a transform of several inputs reads them so where their addresses
-    do not share one alignment. `staging=False`: no ReduceStaged (it stages one input).
+    loads, no words, no staging): a transform of several inputs reads them so where their itemsizes
+    differ. `staging=False`: no ReduceStaged (it stages one input).
+    `state_acc`: the accumulator is a struct of several fields (a state op), whose combine and
+    shuffles cost several times a scalar's.
     """
     axes = set(axes)
     kept, red = [], []
@@ -311,10 +315,12 @@ def plan(
         def group(walk):  # -> (lanes, row blocks) for an output group walking `walk` vectors per pass
             lanes = min(tuning.WARP_SIZE, _pow2_at_least(_ceil(walk, ny)))
             row_blocks = _ceil(num_out, block // lanes)
-            # A block per output when an output fills a step of the whole block, and either its
-            # run does or warps per output would leave the GPU short of blocks (policy.py).
-            if (lanes == tuning.WARP_SIZE and vectors * num_seg >= block * ny
-                    and (vectors >= block * ny or row_blocks < target)):
+            # A block per output when an output fills a step of the whole block (a state: several
+            # steps), and either its run does or warps per output would leave the GPU short of
+            # blocks (policy.py).
+            block_walk = block * ny * (tuning.STATE_BLOCK_ROW_STEPS if state_acc else 1)
+            if (lanes == tuning.WARP_SIZE and vectors * num_seg >= block_walk
+                    and (vectors >= block_walk or row_blocks < target)):
                 lanes, row_blocks = block, num_out
             return lanes, row_blocks
 
@@ -356,12 +362,13 @@ def plan(
             reduce_type=reduce_type, kernel="inner", kept=kept, red=segs, inner=inner,
             index_bits=index_bits, vec=vec, ny=ny, lanes=lanes,
             grid=(min(row_blocks, tuning.MAX_GRID_X), num_splits), num_splits=num_splits,
-            flat_runs=flat, words=words, **split, **common,
+            flat_runs=flat, words=words, min_blocks=tuning.INNER_MIN_BLOCKS, **split, **common,
         )
 
     inner, outer = kept[-1], kept[:-1]
     vec = min(tuning.LOAD_BYTES // itemsize, tuning.MAX_COL_VEC, _pow2_at_most(inner.size),
-              _pow2_at_most(tuning.MAX_COL_SHARED_BYTES // (tuning.BLOCK_THREADS * acc_itemsize)))
+              _pow2_at_most(tuning.MAX_COL_SHARED_BYTES // (tuning.BLOCK_THREADS * acc_itemsize)),
+              _pow2_at_most(tuning.MAX_COL_ACC_BYTES // acc_itemsize))
     # Tile rows: no more than the reduced rows need (H100, same run, kernel alone: (N, 1) over axis 1
     # float16 1608 -> 2771 GB/s, bool 669 -> 1935; (2, N) over axis 0 float16 2005 -> 2977, bool
     # 878 -> 2089): the unused rows of a 4-row tile cost registers (bool 89 -> 40 a thread), so blocks.
@@ -383,13 +390,16 @@ def plan(
     num_tiles = math.prod(d.size for d in outer) * col_tiles
     step = by * ny
     rows_per_split, num_splits = num_red, 1
-    if num_tiles < split_target and num_tiles <= tuning.MAX_GRID_X:
+    # More tiles than resident blocks: split anyway where the last wave would run mostly empty.
+    few_waves = target < num_tiles and _fill(num_tiles, target) < tuning.MIN_WAVE_FILL
+    if (num_tiles < split_target or few_waves) and num_tiles <= tuning.MAX_GRID_X:
         max_splits = min(max(1, num_red // (tuning.MIN_SPLIT_STEPS * step)), tuning.MAX_GRID_Y)
 
         def rows_for(want):
             return _ceil(_ceil(num_red, want), step) * step
 
-        num_splits = _choose_splits(num_tiles, split_target, max_splits, lambda w: _ceil(num_red, rows_for(w)))
+        num_splits = _choose_splits(num_tiles, target if few_waves else split_target, max_splits,
+                                    lambda w: _ceil(num_red, rows_for(w)))
         rows_per_split = rows_for(num_splits)
         num_splits = _ceil(num_red, rows_per_split)
         if num_splits == 1:
@@ -547,11 +557,15 @@ def _choose_splits(units: int, slots: int, max_splits: int, realize) -> int:
     best, best_fill = 1, 0.0
     for s in range(1, min(max_splits, _ceil(2 * slots, units)) + 1):
         real = realize(s)
-        blocks = real * units
-        fill = blocks / (_ceil(blocks, slots) * slots)
+        fill = _fill(real * units, slots)
         if fill > best_fill + 1e-9:
             best, best_fill = real, fill
     return best
+
+
+def _fill(blocks: int, slots: int) -> float:
+    """How full the waves of `blocks` over `slots` resident blocks run, on average (1: every one)."""
+    return blocks / (_ceil(blocks, slots) * slots)
 
 
 def _tile_rows(tuning, vec: int) -> int:

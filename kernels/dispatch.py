@@ -13,7 +13,8 @@ def launch_for(x, y, axes: Sequence[int], keepdims: bool, functors: Functors, mo
     """The cached launch that reduces `x` over `axes` into `y` (any strides, the result's shape).
     An epilogue of several results writes them side by side: `y` is then the first results, each
     output's others following it. `more`: a transform's further inputs, laid out as `x`; they are
-    read with 16-byte loads beside x's only where all share its itemsize and alignment."""
+    read with 16-byte loads beside x's where all share its itemsize (off x's grid: two aligned
+    loads shifted in registers, kps::LoadShifted), else element by element."""
     itemsize, out_itemsize = x.dtype.itemsize, y.dtype.itemsize * functors.epilogue.outputs
     strides = tuple(s // itemsize for s in x.strides)
     out_strides = tuple(s // out_itemsize for s in y.strides)
@@ -22,7 +23,7 @@ def launch_for(x, y, axes: Sequence[int], keepdims: bool, functors: Functors, mo
     x_misalign = x.data.ptr % 16
     out_align = config.alignment(y.data.ptr)
     device_id = x.data.device_id
-    vectors = all(a.itemsize == x.itemsize and a.data.ptr % 16 == x_misalign for a in more)
+    vectors = all(a.itemsize == x.itemsize for a in more)
     key = (x.shape, strides, axes, out_strides, functors, x_misalign, out_align, device_id, vectors)
 
     def make_cfg(blocks_per_sm: int) -> config.ReduceConfig:
@@ -31,6 +32,7 @@ def launch_for(x, y, axes: Sequence[int], keepdims: bool, functors: Functors, mo
             in_misalign=x_misalign, out_align=out_align, blocks_per_sm=blocks_per_sm,
             pack_words=kps.packs_words(functors), acc_itemsize=functors.acc_dtype.itemsize,
             index_strides=functors.op.indexed, vector_loads=vectors, staging=not functors.more_dtypes,
+            state_acc=bool(functors.op.state),
         )
 
     return launcher.get_launch(key, make_cfg, functors, device_id)

@@ -35,6 +35,7 @@ def kernel_name(cfg: ReduceConfig, functors: Functors) -> str:
         functors.epilogue_struct, cfg.vec, cfg.ny, cfg.lanes, cfg.block, len(cfg.kept), len(cfg.red_calc), index_t,
     ]
     if cfg.kernel == "inner":
+        args.insert(8, cfg.min_blocks)
         args.append(str(cfg.flat_runs).lower())
         return f"kernels::ReduceInner<{', '.join(map(str, args))}>"
     args += [str(cfg.vec_in).lower(), str(cfg.vec_out).lower()]

@@ -1,7 +1,10 @@
 """Reductions whose accumulator is a state of several fields, built as ordinary descriptors.
 
-- `WELFORD`: count, mean and the sum of squared deviations (M2), merged with Chan's formula, so a
-  variance never subtracts two large sums (data of mean 1e4 and spread 1 keep their digits).
+- `WELFORD`: the count, a shift (the first element the state saw) and the sums of the elements'
+  deviations from it and of their squares. With the shift among the data the squares never carry
+  the mean's magnitude, so data of mean 1e4 and spread 1 keep their digits (M2 = s2 - s1^2 / n loses
+  at most log10(n + 1) digits however far the shift lies, since M2 >= (shift - mean)^2), and a merge,
+  of two states or of one element, takes no division: an element costs a subtract, an add, an FMA.
 - `LOGSUMEXP`: a running maximum and the sum of exp(x - max), rescaled when the maximum moves, so
   nothing overflows (values of 1e4) and -inf / +inf / NaN give SciPy's answers.
 Their epilogues (`variance(ddof)`, `std(ddof)`, `LOG_OF_SUM`) turn a state into
@@ -29,25 +32,30 @@ def _accumulate_double(dtype: np.dtype, requested):
 
 def _welford_combine(a, b):
     n = a["n"] + b["n"]
+    shift = np.where(a["n"] > 0, a["shift"], b["shift"])
     with np.errstate(all="ignore"):
-        w = np.where(n > 0, b["n"] / np.where(n > 0, n, 1), 0).astype(n.dtype)
-    d = b["mean"] - a["mean"]
-    return {"n": n, "mean": a["mean"] + d * w, "m2": a["m2"] + b["m2"] + d * d * a["n"] * w}
+        d = np.where(b["n"] > 0, b["shift"] - shift, 0).astype(n.dtype)
+        e = b["n"] * d
+        return {"n": n, "shift": shift, "s1": a["s1"] + (b["s1"] + e),
+                "s2": a["s2"] + (b["s2"] + d * (b["s1"] + b["s1"] + e))}
 
 
-# w = b.n / n is 1 when a is empty and 0 when b is: the identity merges exactly, with no branch.
+# b's sums move to a's shift by d = b.shift - a.shift: sum(x - a.shift) = b.s1 + b.n d and
+# sum((x - a.shift)^2) = b.s2 + d (2 b.s1 + b.n d). An empty side (n = 0) moves nothing, so the
+# identity merges exactly with no branch but the shift's. Lift's sums are -0.0, which adds as
+# nothing, so one element's merge compiles to d = x - shift, s1 += d, s2 += d * d.
 WELFORD = ReduceOp(
     "welford",
-    combine=("acc_t r; r.n = a.n + b.n;"
-             " const value_t w = r.n > value_t(0) ? b.n / r.n : value_t(0);"
-             " const value_t d = b.mean - a.mean;"
-             " r.mean = a.mean + d * w; r.m2 = a.m2 + b.m2 + d * d * a.n * w; return r;"),
-    identity=lambda dt: {"n": 0, "mean": 0, "m2": 0},
+    combine=("acc_t r; r.n = a.n + b.n; r.shift = a.n > value_t(0) ? a.shift : b.shift;"
+             " const value_t d = b.n > value_t(0) ? b.shift - r.shift : value_t(0);"
+             " const value_t e = b.n * d;"
+             " r.s1 = a.s1 + (b.s1 + e); r.s2 = a.s2 + (b.s2 + d * (b.s1 + b.s1 + e)); return r;"),
+    identity=lambda dt: {"n": 0, "shift": 0, "s1": 0, "s2": 0},
     numpy=_welford_combine,
     accumulate=_accumulate_double,
-    state=(("n", "acc"), ("mean", "acc"), ("m2", "acc")),
-    lift="acc_t r; r.n = value_t(1); r.mean = x; r.m2 = value_t(0); return r;",
-    numpy_lift=lambda x: {"n": np.ones_like(x), "mean": x, "m2": np.zeros_like(x)},
+    state=(("n", "acc"), ("shift", "acc"), ("s1", "acc"), ("s2", "acc")),
+    lift="acc_t r; r.n = value_t(1); r.shift = x; r.s1 = value_t(-0.0); r.s2 = value_t(-0.0); return r;",
+    numpy_lift=lambda x: {"n": np.ones_like(x), "shift": x, "s1": np.full_like(x, -0.0), "s2": np.full_like(x, -0.0)},
 )
 
 
@@ -85,23 +93,35 @@ def _denominator(ddof: int) -> str:
     return f"max(a.n - static_cast<decltype(a.n)>({ddof}), static_cast<decltype(a.n)>(0))"
 
 
+# M2, the sum of squared deviations from the mean, from the shifted sums: s2 - s1^2 / n, at most a
+# rounding below zero (clamped; NaN stays NaN). The mean is shift + s1 / n. Both are NaN for n = 0.
+_M2 = "(a.s2 - a.s1 * (a.s1 / a.n))"
+M2 = f"({_M2} < 0 ? static_cast<decltype(a.s2)>(0) : {_M2})"
+MEAN_OF_STATE = "(a.shift + a.s1 / a.n)"
+
+
+def _numpy_m2(a):
+    m2 = a["s2"] - a["s1"] * (a["s1"] / a["n"])
+    return np.where(m2 < 0, 0, m2).astype(m2.dtype)
+
+
 @lru_cache(maxsize=None)
 def variance(ddof: int) -> Epilogue:
     """The variance from a WELFORD state, dividing by n - ddof (one descriptor per ddof)."""
-    return Epilogue(f"variance_ddof{ddof}", f"a.m2 / {_denominator(ddof)}",
-                    lambda a, n: a["m2"] / np.maximum(a["n"] - ddof, 0))
+    return Epilogue(f"variance_ddof{ddof}", f"{M2} / {_denominator(ddof)}",
+                    lambda a, n: _numpy_m2(a) / np.maximum(a["n"] - ddof, 0))
 
 
 @lru_cache(maxsize=None)
 def mean_and_variance(ddof: int) -> Epilogue:
     """The mean and the variance (divided by n - ddof) from one WELFORD state: two results per
-    output. The mean of nothing is NaN, as NumPy's (M2 / n is 0 / 0 there)."""
-    return Epilogue(f"mean_variance_ddof{ddof}", ("a.n > 0 ? a.mean : a.m2 / a.n", f"a.m2 / {_denominator(ddof)}"),
-                    lambda a, n: (np.where(a["n"] > 0, a["mean"], np.nan), a["m2"] / np.maximum(a["n"] - ddof, 0)))
+    output. The mean of nothing is NaN, as NumPy's."""
+    return Epilogue(f"mean_variance_ddof{ddof}", (MEAN_OF_STATE, f"{M2} / {_denominator(ddof)}"),
+                    lambda a, n: (a["shift"] + a["s1"] / a["n"], _numpy_m2(a) / np.maximum(a["n"] - ddof, 0)))
 
 
 @lru_cache(maxsize=None)
 def std(ddof: int) -> Epilogue:
     """The standard deviation from a WELFORD state (the square root of `variance(ddof)`)."""
-    return Epilogue(f"std_ddof{ddof}", f"sqrt(a.m2 / {_denominator(ddof)})",
-                    lambda a, n: np.sqrt(a["m2"] / np.maximum(a["n"] - ddof, 0)))
+    return Epilogue(f"std_ddof{ddof}", f"sqrt({M2} / {_denominator(ddof)})",
+                    lambda a, n: np.sqrt(_numpy_m2(a) / np.maximum(a["n"] - ddof, 0)))

@@ -66,6 +66,16 @@ def _signature(x, axis, keepdims, dtype):
     return None
 
 
+def _inputs_signature(xs, axis, keepdims, dtype):
+    """The prepared-call key of a tuple of CuPy arrays (each one's shape, strides, dtype, alignment
+    and device) and the call's arguments, or None."""
+    if not all(type(a) is _ndarray for a in xs):
+        return None
+    head = _signature(xs[0], axis, keepdims, dtype)
+    return None if head is None else (head, tuple((a.shape, a.strides, a.dtype, a.data.ptr & 15, a.data.device_id)
+                                                  for a in xs[1:]))
+
+
 def _bind(x) -> bool:
     """Bind CuPy or torch the first time one of their arrays arrives; whether `x` is now signable."""
     global _torch_tensor
@@ -140,6 +150,13 @@ def reduce(x, axis=None, op=kps.ADD, transform=kps.IDENTITY, keepdims=False, dty
     For a transform of several arrays (`x0`, `x1`, ... in its CUDA text) `x` is a tuple of them,
     NumPy arrays or CuPy arrays, broadcast together as NumPy does; one pass reads them all."""
     if isinstance(x, tuple):
+        if out is None:
+            try:
+                call = _prepared.get((op, transform, epilogue), {}).get(_inputs_signature(x, axis, keepdims, dtype))
+            except TypeError:  # an unhashable descriptor or dtype: the checked path says which
+                call = None
+            if call is not None:
+                return call(x)
         return _reduce_inputs(x, axis, op, transform, keepdims, dtype, out, epilogue)
     table = None
     if out is None:
@@ -179,8 +196,7 @@ def _run(x, axis, op, transform, keepdims, dtype, out, epilogue, table):
 
 def _reduce_inputs(xs, axis, op, transform, keepdims, dtype, out, epilogue):
     """A transform of several arrays: broadcast them together (NumPy's rules), then reduce in one
-    pass that reads every input at the same element offsets (on the GPU element by element, as
-    their addresses need not share an alignment)."""
+    pass that reads every input at the same element offsets."""
     _check_descriptors(op, transform, epilogue)
     _check_inputs(transform, len(xs), as_tuple=True)
     xs = tuple(np.asarray(a) if isinstance(a, np.generic) else a for a in xs)
@@ -202,14 +218,17 @@ def _reduce_inputs(xs, axis, op, transform, keepdims, dtype, out, epilogue):
     device_id = xs[0].data.device_id
     if any(a.data.device_id != device_id for a in xs):
         raise ValueError(f"x: the inputs are on devices {[a.data.device_id for a in xs]}; give them one device")
+    fast_key = _inputs_signature(xs, axis, keepdims, dtype) if out is None else None
     with cupy.cuda.Device(device_id):
         views = [cupy.broadcast_to(a, shape) for a in xs]
         layouts = {tuple(s // v.itemsize for s in v.strides) for v in views}
         if len(layouts) > 1 or any(s % v.itemsize for v in views for s in v.strides):
             # one plan reads every input at the same element offsets: give them one layout
             views = [cupy.ascontiguousarray(v) for v in views]
+            fast_key = None  # a repeat would launch the copies' plan on the originals
     return _reduce("gpu", views[0], in_dtypes, axis, op, transform, keepdims, dtype, out,
-                   None if out is None else getattr(out, "dtype", None), epilogue, more=tuple(views[1:]))[0]
+                   None if out is None else getattr(out, "dtype", None), epilogue, fast_key=fast_key,
+                   prepare=_prepare_inputs, more=tuple(views[1:]))[0]
 
 
 def _is_cupy(x) -> bool:
@@ -300,6 +319,23 @@ def _prepare_gpu(shape, dtype, launch, fill, device_id):
         y = _ndarray(shape, dtype, mem)
         run(x.data.ptr, mem.ptr, _current_stream().ptr, device_id)
         return y
+
+    return call
+
+
+def _prepare_inputs(shape, dtype, launch, fill, device_id):
+    """The prepared call of a transform of several CuPy arrays (a tuple, as `reduce` takes it):
+    their broadcast views share their addresses, so the launch takes the arrays' own."""
+    dtype = dtypes.storage(dtype)
+    if launch is None:
+        return _GpuFill(shape, dtype, fill, device_id)
+    nbytes = math.prod(shape) * dtype.itemsize
+
+    def call(xs):
+        with _cupy().cuda.Device(device_id):
+            mem = _alloc(nbytes)
+            launch(xs[0].data.ptr, mem.ptr, _current_stream().ptr, device_id, [a.data.ptr for a in xs[1:]])
+            return _ndarray(shape, dtype, mem)
 
     return call
 
@@ -401,8 +437,8 @@ def _welford(name: str, epilogue_for, doc: str):
                     _table(op, identity, epilogue) if out is None else None)
 
     return _public(fn, name, (
-        f"{doc}\n\nOne pass over the data (Welford's count, mean and M2, merged with Chan's formula), so"
-        " data far from zero keep their digits. The divisor is max(n - ddof, 0), as in NumPy: ddof >= n"
+        f"{doc}\n\nOne pass over the data (kps.WELFORD: the count and the sums of the deviations from a shift"
+        " taken among the data, and of their squares), so data far from zero keep their digits. The divisor is max(n - ddof, 0), as in NumPy: ddof >= n"
         " gives inf (NaN where every value is equal). Ints and bool give float64; float16 accumulates in"
         " float32. Otherwise the signature and semantics of the other ops, plus `ddof`."
     ))
@@ -430,7 +466,7 @@ reduce_argmin = _arg("reduce_argmin", kps.ARGMIN, "Index of the smallest element
 def reduce_mean_var(x, axis=None, keepdims=False, dtype=None, ddof=0):
     """The mean and the variance over the given axes from one read of `x` (batch-norm statistics):
     `(mean, var)`, each what `numpy.mean` and `numpy.var(ddof=ddof)` give (torch.var_mean gives them
-    the other way round). One Welford pass, as `reduce_var`; on the GPU the two results of an output
+    the other way round). One pass of `kps.WELFORD`, as `reduce_var`; on the GPU the two results of an output
     are written side by side and returned as views. No `out=`."""
     op, identity, epilogue = statistics.WELFORD, kps.IDENTITY, statistics.mean_and_variance(_check_ddof(ddof))
     return _run(x, axis, op, identity, keepdims, dtype, None, epilogue, _table(op, identity, epilogue))

@@ -78,3 +78,12 @@ def check(name: str, got, x: np.ndarray, axis, keepdims=False, ddof=0, rtol=None
     close = np.abs(g - expect) <= rtol * scale + rtol * 1e-3
     bad = ~(same | close)
     assert not bad.any(), f"{bad.sum()} of {bad.size} off: got {g[bad][:4]}, expected {expect[bad][:4]}"
+
+
+def outliers() -> np.ndarray:
+    """float64 data of mean 1e8 and spread 1 with every 37th element 1e4 spreads out: wherever a
+    state's shift (the first element it sees) is one of them, its squares carry 1e8 and M2 is
+    their small difference. The loss stays bounded (M2 >= (shift - mean)^2)."""
+    x = np.random.default_rng(5).standard_normal((64, 4096)) + 1e8
+    x[:, ::37] += 1e4
+    return x

@@ -71,7 +71,8 @@ def _names(functors: kps.Functors):
         for pack, vectors in itertools.product({False, kps.packs_words(functors)}, {not several, several and alike}):
             cfg = config.plan(shape, strides, axes, out_strides, itemsize, functors.out_dtype.itemsize, 132,
                               pack_words=pack, acc_itemsize=functors.acc_dtype.itemsize,
-                              index_strides=functors.op.indexed, vector_loads=vectors, staging=not several)
+                              index_strides=functors.op.indexed, vector_loads=vectors, staging=not several,
+                              state_acc=bool(functors.op.state))
             f = kps.word_functors(functors) if cfg.words else functors
             names.setdefault(f, set()).add(source.kernel_name(cfg, f))
     return names

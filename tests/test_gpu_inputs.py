@@ -69,6 +69,18 @@ def test_broadcasting_layouts_and_misaligned_views():
         np.testing.assert_allclose(_run(pair, 0, transform=SQDIST), expect, rtol=1e-5)
 
 
+def test_a_repeated_call_reads_the_arrays_it_is_given():
+    """A call with the signature of an earlier one takes the prepared path: it launches on its own
+    arrays (broadcast ones too), not the first call's."""
+    rng = np.random.default_rng(6)
+    for shapes in [((1000, 333), (1000, 333)), ((1000, 333), (333,)), ((1 << 20,), (1 << 20,))]:
+        for _ in range(3):
+            a, b = (rng.standard_normal(s).astype(np.float32) for s in shapes)
+            for axis in (None, 0):
+                got = ops.reduce((cp.asarray(a), cp.asarray(b)), axis=axis, transform=SQDIST)
+                np.testing.assert_allclose(cp.asnumpy(got), reference(SQDIST, (a, b), axis), rtol=1e-5)
+
+
 def test_states_and_indices_over_several_inputs():
     rng = np.random.default_rng(5)
     a, b = rng.standard_normal((1 << 16, 64)), rng.standard_normal((1 << 16, 64))

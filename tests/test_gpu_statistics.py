@@ -10,7 +10,7 @@ import pytest
 
 from helpers import data
 import ops
-from stats_helpers import STATS, check, check_mean_var
+from stats_helpers import STATS, check, check_mean_var, outliers
 
 cp = pytest.importorskip("cupy")
 pytestmark = pytest.mark.gpu
@@ -77,6 +77,12 @@ def test_variance_far_from_zero_to_1e_5():
     x = (np.random.default_rng(3).standard_normal((1 << 20, 8)) + 1e4).astype(np.float32)
     for axis in (None, 0, 1):
         check("var", _run("var", cp.asarray(x), axis, ddof=1), x, axis, ddof=1, rtol=1e-5)
+
+
+def test_variance_with_outlying_shifts_to_1e_9():
+    x = outliers()
+    for axis in (None, 0, 1):
+        check("var", _run("var", cp.asarray(x), axis), x, axis, rtol=1e-9)
 
 
 def test_edges():

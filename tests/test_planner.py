@@ -212,3 +212,36 @@ def test_index_strides_follow_the_logical_order():
     assert f.in_offset == -999 and f.index_offset == 999 and f.inner.out_stride == -1
     c = config.plan((64, 1000), (1000, 1), (0, 1), (), 4, 8, 132, index_strides=True)
     assert c.inner == Dim(64000, 1, 1) and c.index_offset == 0
+
+
+def test_a_state_gets_a_block_per_output_only_over_several_steps():
+    """Rows of one block step: a block each for a scalar, a warp each for a struct state, whose
+    block-wide combine would be paid per row; long rows keep their block either way."""
+    assert plan((65536, 4096), (1,)).lanes == policy.BLOCK_THREADS
+    assert plan((65536, 4096), (1,), acc_itemsize=16, state_acc=True).lanes == policy.WARP_SIZE
+    assert plan((4096, 65536), (1,), acc_itemsize=16, state_acc=True).lanes == policy.BLOCK_THREADS
+    inner = plan((4096, 65536), (1,))
+    assert inner.kernel == "inner" and inner.min_blocks == policy.INNER_MIN_BLOCKS
+
+
+@pytest.mark.parametrize("itemsize,acc_itemsize,vec", [(2, 4, 8), (2, 16, 4), (2, 32, 2), (4, 8, 4), (4, 32, 2)])
+def test_column_accumulators_are_capped_in_bytes(itemsize, acc_itemsize, vec):
+    cfg = plan((4096, 65536), (0,), itemsize=itemsize, acc_itemsize=acc_itemsize, state_acc=acc_itemsize > 8)
+    assert cfg.kernel == "outer" and cfg.vec == vec
+
+
+@pytest.mark.parametrize("blocks_per_sm", [2, 3, 4, 8])
+def test_column_tiles_beyond_one_wave_split_to_fill_the_last(blocks_per_sm):
+    """512 column tiles: one wave at 4 or more resident blocks per SM, two nearly full waves at 2
+    (no split either way); at 3, 1.3 waves, so the rows split until the last wave runs at least
+    MIN_WAVE_FILL full."""
+    cfg = plan((4096, 65536), (0,), blocks_per_sm=blocks_per_sm)
+    resident = 132 * blocks_per_sm
+
+    def fill(blocks):
+        return blocks / (-(-blocks // resident) * resident)
+
+    assert cfg.num_tiles == 512
+    assert (cfg.num_splits > 1) == (blocks_per_sm == 3)
+    blocks = cfg.num_tiles * cfg.num_splits
+    assert blocks <= resident or fill(blocks) >= policy.MIN_WAVE_FILL

@@ -10,7 +10,7 @@ import pytest
 import kps
 import ops
 from helpers import DTYPES, data
-from stats_helpers import STATS, check, check_mean_var
+from stats_helpers import STATS, check, check_mean_var, outliers
 
 AXES = [None, 0, 1, 2, (0, 2), (1, 2), ()]
 
@@ -54,6 +54,13 @@ def test_variance_keeps_its_digits_far_from_zero():
     for axis in (None, 0):
         check("var", ops.reduce_var(x, axis=axis, ddof=1), x, axis, ddof=1, rtol=1e-5)
         check("std", ops.reduce_std(x, axis=axis), x, axis, rtol=1e-5)
+
+
+def test_variance_keeps_its_digits_when_the_shift_is_an_outlier():
+    x = outliers()
+    for axis in (None, 1):
+        check("var", ops.reduce_var(x, axis=axis), x, axis, rtol=1e-9)
+        check_mean_var(ops.reduce_mean_var(x, axis=axis), x, axis, rtol=1e-9)
 
 
 def test_edges_follow_numpy_and_scipy():

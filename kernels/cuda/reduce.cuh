@@ -141,7 +141,8 @@ __device__ __forceinline__ void FoldContiguous(typename R::acc_t (&acc)[1], kps:
 
   const kps::Ptr<Tin> body = src + head;
   const IndexT num_vec = (len - head) / VEC;
-  Acc cols[VEC];
+  constexpr int kCols = kps::kLaneAccumulators<Acc, VEC>;
+  Acc cols[kCols];
   kps::Init(cols, R::Identity());
   Tin raw[VEC * NY];
   Acc tile[VEC * NY];
@@ -151,7 +152,7 @@ __device__ __forceinline__ void FoldContiguous(typename R::acc_t (&acc)[1], kps:
     const auto index = kps::AffineIndex<NY>(pos + static_cast<long long>(head + (v + lane) * VEC) * pos_stride,
                                             LANES * VEC * pos_stride, pos_stride);
     kps::ElementwiseUnary<Acc, Tin, VEC, NY, Tr, false>(tile, raw, VEC, NY, R::Identity(), index);
-    kps::Reduce<R, VEC, NY>(cols, tile);
+    kps::Reduce<R, kCols, VEC * NY / kCols>(cols, tile);
   }
   if (v + lane < num_vec) {
     const int num_y = static_cast<int>((num_vec - v - lane + LANES - 1) / LANES);
@@ -159,9 +160,9 @@ __device__ __forceinline__ void FoldContiguous(typename R::acc_t (&acc)[1], kps:
     const auto index = kps::AffineIndex<NY>(pos + static_cast<long long>(head + (v + lane) * VEC) * pos_stride,
                                             LANES * VEC * pos_stride, pos_stride);
     kps::ElementwiseUnary<Acc, Tin, VEC, NY, Tr, true>(tile, raw, VEC, num_y, R::Identity(), index);
-    kps::Reduce<R, VEC, NY>(cols, tile);
+    kps::Reduce<R, kCols, VEC * NY / kCols>(cols, tile);
   }
-  kps::Reduce<R, 1, VEC>(acc, cols);
+  kps::Reduce<R, 1, kCols>(acc, cols);
 
   const IndexT done = head + num_vec * VEC;
   FoldStrided<R, Tr, Tin, 1, LANES, IndexT>(acc, src + done, len - done, 1, lane,
@@ -178,7 +179,8 @@ __device__ __forceinline__ void FoldRuns(typename R::acc_t (&acc)[1], kps::Ptr<T
                                          IndexT begin, IndexT end, int lane, long long pos, long long pos_x) {
   using Acc = typename R::acc_t;
   constexpr IndexT kStep = static_cast<IndexT>(LANES) * NY;
-  Acc cols[VEC];
+  constexpr int kCols = kps::kLaneAccumulators<Acc, VEC>;
+  Acc cols[kCols];
   kps::Init(cols, R::Identity());
   Tin raw[VEC * NY];
   Acc tile[VEC * NY];
@@ -188,7 +190,7 @@ __device__ __forceinline__ void FoldRuns(typename R::acc_t (&acc)[1], kps::Ptr<T
     kps::ReadDataReduce<Tin, VEC, NY, false, (VEC > 1)>(raw, index, src, runs, i, static_cast<IndexT>(LANES), 1, VEC,
                                                         NY);
     kps::ElementwiseUnary<Acc, Tin, VEC, NY, Tr, false>(tile, raw, VEC, NY, R::Identity(), index);
-    kps::Reduce<R, VEC, NY>(cols, tile);
+    kps::Reduce<R, kCols, VEC * NY / kCols>(cols, tile);
   }
   if (i < end) {
     const int num_y = static_cast<int>((end - i + LANES - 1) / LANES);
@@ -196,9 +198,9 @@ __device__ __forceinline__ void FoldRuns(typename R::acc_t (&acc)[1], kps::Ptr<T
     kps::ReadDataReduce<Tin, VEC, NY, true, (VEC > 1)>(raw, index, src, runs, i, static_cast<IndexT>(LANES), 1, VEC,
                                                        num_y);
     kps::ElementwiseUnary<Acc, Tin, VEC, NY, Tr, true>(tile, raw, VEC, num_y, R::Identity(), index);
-    kps::Reduce<R, VEC, NY>(cols, tile);
+    kps::Reduce<R, kCols, VEC * NY / kCols>(cols, tile);
   }
-  kps::Reduce<R, 1, VEC>(acc, cols);
+  kps::Reduce<R, 1, kCols>(acc, cols);
 }
 
 // Fold `len` elements src[i * stride] of a span staged in shared memory over LANES lanes (lane takes
@@ -220,9 +222,9 @@ __device__ __forceinline__ void FoldShared(typename R::acc_t (&acc)[1], const Ti
   }
 }
 
-template <typename Tin, class R, class Tr, class Ep, int VEC, int NY, int LANES, int BLOCK, int KND,
-          int RND, typename IndexT, bool FlatRuns>
-__global__ void __launch_bounds__(BLOCK) ReduceInner(const InnerParams<KND, RND, IndexT> p) {
+template <typename Tin, class R, class Tr, class Ep, int VEC, int NY, int LANES, int BLOCK, int MIN_BLOCKS,
+          int KND, int RND, typename IndexT, bool FlatRuns>
+__global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceInner(const InnerParams<KND, RND, IndexT> p) {
   using Acc = typename R::acc_t;
   using Tout = typename Ep::out_t;
   constexpr int kGroups = BLOCK / LANES;
@@ -378,13 +380,14 @@ __global__ void __launch_bounds__(BLOCK) ReduceOuter(const OuterParams<KND, RND,
       }
       if (!kps::IsLastBlock(p.semaphores + blockIdx.x, static_cast<unsigned>(p.num_splits))) continue;
       kps::Init(acc, R::Identity());
-      for (IndexT s = ty; s < p.num_splits && ncols > 0; s += kStep) {
+      constexpr int kRows = kps::kPartialRows<Acc, NY>;
+      for (IndexT s = ty; s < p.num_splits && ncols > 0; s += static_cast<IndexT>(kBY) * kRows) {
         const IndexT left = static_cast<IndexT>(p.num_splits) - s;
-        const int num_y = static_cast<int>(min(static_cast<IndexT>(NY), (left + kBY - 1) / kBY));
-        Acc part[VEC * NY];
-        kps::ReadPartials<Acc, VEC, NY>(part, partials + s * p.num_out + first, kBY * p.num_out, ncols, num_y,
-                                        R::Identity());
-        kps::Reduce<R, VEC, NY>(acc, part);
+        const int num_y = static_cast<int>(min(static_cast<IndexT>(kRows), (left + kBY - 1) / kBY));
+        Acc part[VEC * kRows];
+        kps::ReadPartials<Acc, VEC, kRows>(part, partials + s * p.num_out + first, kBY * p.num_out, ncols, num_y,
+                                           R::Identity());
+        kps::Reduce<R, VEC, kRows>(acc, part);
       }
       kps::BlockReduceY<R, VEC, BX, BLOCK>(acc, smem);
     }

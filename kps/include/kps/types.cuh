@@ -130,14 +130,57 @@ __device__ __forceinline__ void LoadVector(T (&dst)[NX], const T* src) {
 #pragma unroll
   for (int x = 0; x < NX; ++x) dst[x] = v.val[x];
 }
+
+// NX contiguous elements from `src` wherever it lies (an input of a Zip off its first input's grid:
+// x[1:] beside x[:-1]). A 16-byte vector comes from the two aligned chunks that cover it, funnel-
+// shifted in registers; the second chunk holds a byte of the vector whenever it is read, so it never
+// reaches past the input's last 16-byte granule. Narrower vectors are read element by element.
+template <int NX, typename T>
+__device__ __forceinline__ void LoadShifted(T (&dst)[NX], const T* src) {
+  constexpr unsigned kBytes = sizeof(T) * NX;
+  const unsigned long long addr = reinterpret_cast<unsigned long long>(src);
+  const unsigned shift = static_cast<unsigned>(addr & (kBytes - 1));
+  if (shift == 0) {  // uniform across the launch: the inputs keep one offset from each other
+    LoadVector<NX>(dst, src);
+  } else if constexpr (kBytes != 16) {
+#pragma unroll
+    for (int x = 0; x < NX; ++x) dst[x] = src[x];
+  } else {
+    const Vec<unsigned, 4>* chunk = reinterpret_cast<const Vec<unsigned, 4>*>(addr - shift);
+    const Vec<unsigned, 4> lo = chunk[0], hi = chunk[1];
+    unsigned w[8] = {lo.val[0], lo.val[1], lo.val[2], lo.val[3], hi.val[0], hi.val[1], hi.val[2], hi.val[3]};
+    const unsigned words = shift / 4, bits = (shift % 4) * 8;
+#pragma unroll
+    for (int i = 0; i < 6; ++i) w[i] = (words & 2u) ? w[i + 2] : w[i];
+#pragma unroll
+    for (int i = 0; i < 5; ++i) w[i] = (words & 1u) ? w[i + 1] : w[i];
+    union { unsigned words[4]; T val[NX]; } out;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) out.words[i] = __funnelshift_r(w[i], w[i + 1], bits);
+#pragma unroll
+    for (int x = 0; x < NX; ++x) dst[x] = out.val[x];
+  }
+}
+
+// A Zip's vector: its first input aligned (the planner checked that one), the others shifted
+// where they lie off its grid.
 template <int NX>
-__device__ __forceinline__ void LoadVector(Pack<> (&)[NX], Zip<>) {}
+__device__ __forceinline__ void LoadShiftedVector(Pack<> (&)[NX], Zip<>) {}
+template <int NX, typename T, typename... Rest>
+__device__ __forceinline__ void LoadShiftedVector(Pack<T, Rest...> (&dst)[NX], Zip<T, Rest...> src) {
+  T head[NX];
+  Pack<Rest...> tail[NX];
+  LoadShifted<NX>(head, src.head);
+  LoadShiftedVector<NX>(tail, src.tail);
+#pragma unroll
+  for (int x = 0; x < NX; ++x) dst[x] = {head[x], tail[x]};
+}
 template <int NX, typename T, typename... Rest>
 __device__ __forceinline__ void LoadVector(Pack<T, Rest...> (&dst)[NX], Zip<T, Rest...> src) {
   T head[NX];
   Pack<Rest...> tail[NX];
   LoadVector<NX>(head, src.head);
-  LoadVector<NX>(tail, src.tail);
+  LoadShiftedVector<NX>(tail, src.tail);
 #pragma unroll
   for (int x = 0; x < NX; ++x) dst[x] = {head[x], tail[x]};
 }
