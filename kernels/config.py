@@ -181,7 +181,7 @@ class ReduceConfig:
     words: bool = False  # a 1-byte input read as uint32 words (every size, stride and offset in words)
     stage: Optional[Stage] = None  # staged kernel: `kept` holds the output tiles, `red` the stages
     index_offset: int = 0  # with index strides: the index of the element at in_offset (flipped dims)
-    min_blocks: int = 1  # inner kernel: resident blocks per SM its registers must allow (launch bounds)
+    min_blocks: int = 0  # inner kernel: resident blocks per SM its registers must allow (0: no bound)
 
     @property
     def num_seg(self) -> int:
@@ -362,7 +362,7 @@ def plan(
             reduce_type=reduce_type, kernel="inner", kept=kept, red=segs, inner=inner,
             index_bits=index_bits, vec=vec, ny=ny, lanes=lanes,
             grid=(min(row_blocks, tuning.MAX_GRID_X), num_splits), num_splits=num_splits,
-            flat_runs=flat, words=words, min_blocks=tuning.INNER_MIN_BLOCKS, **split, **common,
+            flat_runs=flat, words=words, min_blocks=tuning.INNER_MIN_BLOCKS if state_acc else 0, **split, **common,
         )
 
     inner, outer = kept[-1], kept[:-1]

@@ -20,10 +20,11 @@ BLOCKS_PER_SM = 8
 #: (no split), nchw 37.9 -> 36.9, full_1d 354.8 -> 350.1.
 SPLIT_BLOCKS_PER_SM = 3
 
-#: ReduceInner's launch bound: registers must allow this many resident blocks per SM (the count
-#: that keeps HBM busy, as above). Scalar reductions use fewer registers anyway; a struct state
-#: would take more and hold an SM to two blocks: argmax on the H100 (kernel alone, same run) 2733 ->
-#: 2989 GB/s over 256M floats, 2644 -> 3009 over 4096 rows of 65536, with no spills.
+#: ReduceInner's launch bound for a struct state (argmax, Welford, logsumexp): registers must allow
+#: this many resident blocks per SM (the count that keeps HBM busy, as above). Unbounded, a state
+#: takes 96-110 registers and holds an SM to two blocks: argmax on the H100 (kernel alone, same run)
+#: 2733 -> 2989 GB/s over 256M floats, 2644 -> 3009 over 4096 rows of 65536, with no spills.
+#: Scalars keep no bound (0): given one, ptxas spends it (48 -> 79 registers for a float32 sum).
 INNER_MIN_BLOCKS = 3
 
 #: ReduceInner gives an output of a struct state (argmax, Welford, logsumexp) a whole block only

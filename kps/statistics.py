@@ -70,12 +70,13 @@ def _logsumexp_combine(a, b):
 
 
 # The larger maximum stays; the other sum is scaled by exp(its max - the larger), or by 1 where the
-# maxima are equal (two +inf or two -inf: inf - inf would be NaN). NaN anywhere wins.
+# maxima are equal (two +inf or two -inf: inf - inf would be NaN). NaN anywhere wins. The factor
+# is kps::ExpScale: ex2.approx for float (H100, float32 columns of 4096 x 65536: 2365 -> 2687 GB/s).
 LOGSUMEXP = ReduceOp(
     "logsumexp",
     combine=("if (a.m != a.m) return a; if (b.m != b.m) return b;"
              " const bool a_hi = a.m >= b.m; const acc_t hi = a_hi ? a : b; const acc_t lo = a_hi ? b : a;"
-             " acc_t r; r.m = hi.m; r.s = hi.s + (lo.m == hi.m ? lo.s : lo.s * exp(lo.m - hi.m)); return r;"),
+             " acc_t r; r.m = hi.m; r.s = hi.s + (lo.m == hi.m ? lo.s : lo.s * kps::ExpScale(lo.m - hi.m)); return r;"),
     identity=lambda dt: {"m": -np.inf, "s": 0},
     numpy=_logsumexp_combine,
     accumulate=_accumulate_mean,

@@ -64,6 +64,15 @@ struct Lifter { __device__ static Acc Apply(From x, long long) { return Cast<Acc
 template <typename Acc, typename From>
 __device__ __forceinline__ Acc Lift(From x, long long i) { return Lifter<Acc, From>::Apply(x, i); }
 
+// exp(x) as a rescaling factor (x <= 0, a result in [0, 1]: logsumexp's): ex2.approx for float,
+// within 2 ulp, which a sum of such terms does not feel; exp for double.
+__device__ __forceinline__ float ExpScale(float x) {
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x * 1.4426950408889634f));
+  return r;
+}
+__device__ __forceinline__ double ExpScale(double x) { return exp(x); }
+
 // Several inputs read as one (a transform of several arrays): the values of one element (Pack)
 // and a pointer per input moved by the same offsets (Zip; the inputs share shape and strides).
 // `PtrOf<T>` is what the kernels read through: `const T*`, or a Zip for a Pack.
