@@ -1,7 +1,7 @@
 """The public reductions, with NumPy's semantics.
 
 CuPy arrays run the GPU kernels; NumPy arrays run the NumPy backend built from the same functor
-descriptors. Argument errors are raised before anything runs or is written, and name the argument.
+descriptors; dask arrays give lazy dask arrays, reduced block by block (dask_backend.py). Argument errors are raised before anything runs or is written, and name the argument.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import kps
 from kernels import config, launch_for
 from kps import dtypes, statistics
 
-from . import interop, numpy_backend
+from . import dask_backend, interop, numpy_backend
 
 
 # Bound once CuPy (or torch) has been imported: the fast path uses them without attribute lookups.
@@ -184,6 +184,9 @@ def _run(x, axis, op, transform, keepdims, dtype, out, epilogue, table):
         backend = "cpu" if isinstance(x, np.ndarray) else "gpu"
         return _reduce(backend, x, x.dtype, axis, op, transform, keepdims, dtype, out,
                        None if out is None else getattr(out, "dtype", None), epilogue, fast_key=sig)[0]
+    if dask_backend.is_dask(x):
+        dask_backend.check_blocks(x)
+        return _reduce("dask", x, x.dtype, axis, op, transform, keepdims, dtype, out, None, epilogue)[0]
     adapted = interop.adapt(x, out)
     with adapted.context():
         result, out_dtype = _reduce(adapted.backend, adapted.x, adapted.in_dtype, axis, op, transform, keepdims,
@@ -257,6 +260,10 @@ def _reduce(backend, x, in_dtype, axis, op, transform, keepdims, dtype, out, out
     requested = None if dtype is None else dtypes.check_dtype(dtype, "dtype")
     f = _functors(op, transform, epilogue, in_dtype, requested, None)
     shape = config.result_shape(x.shape, axes, keepdims)
+    if backend == "dask" and out is not None:
+        raise TypeError("out: a dask array's reduction is lazy (a dask array); out= is not supported for it")
+    if backend == "dask" and any(math.isnan(n) for n in x.shape):
+        raise ValueError("x: a dask array of unknown chunk sizes; call x.compute_chunk_sizes() first")
     if out is not None and epilogue.outputs > 1:
         raise TypeError(f"out: epilogue {epilogue.name} gives {epilogue.outputs} results per output; out= takes one")
     if out is not None:
@@ -270,6 +277,8 @@ def _reduce(backend, x, in_dtype, axis, op, transform, keepdims, dtype, out, out
 
     if backend == "cpu":
         return numpy_backend.reduce((x, *more) if more else x, axes, keepdims, f, out), f.out_dtype
+    if backend == "dask":
+        return dask_backend.reduce(x, axes, keepdims, f), f.out_dtype
     table = _table(op, transform, epilogue) if fast_key is not None else None
     return _reduce_gpu(x, axes, keepdims, f, out, shape, num_red, table, fast_key, allocate, prepare or _prepare_gpu,
                        more), f.out_dtype
