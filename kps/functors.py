@@ -213,6 +213,7 @@ LOGICAL_OR = ReduceOp("logical_or", "a || b", lambda dt: False, np.logical_or, _
 IDENTITY = TransformOp("identity", "x", lambda x: x)
 SQUARE = TransformOp("square", "x * x", np.square)
 ABS = TransformOp("abs", "(x < 0 ? -x : x)", np.abs)
+NONZERO = TransformOp("nonzero", "x != 0", lambda x: x != 0)  # numpy.count_nonzero's view (NaN counts)
 
 NONE = Epilogue("none", "a", lambda a, n: a)
 MEAN = Epilogue("mean", "a / static_cast<acc_t>(n)", lambda a, n: np.true_divide(a, n), _accumulate_mean)

@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from kps.functors import Functors
+from kps.nan import NO_INDEX
 
 from . import numpy_backend
 
@@ -86,4 +87,6 @@ def _finish(total, count: int, f: Functors, k, drop):
     """The epilogue on the merged accumulators, the reduced axes dropped unless kept (a 0-d result
     is a NumPy scalar, as NumPy's reductions give it)."""
     result = numpy_backend.finish(numpy_backend.unpack(np.squeeze(total, axis=drop), f), count, f)
+    if f.op.indexed and np.any(np.asarray(result) == NO_INDEX):  # nothing lifted: a slice of NaN (nanargmax)
+        raise ValueError("All-NaN slice encountered")
     return result if k is None else result[k]

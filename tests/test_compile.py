@@ -134,6 +134,31 @@ def test_every_multi_input_specialisation_compiles_for_sm_90():
     assert min(counts) >= 3
 
 
+#: The rest of the family (ops/family.py), one spec per kernel shape: a transform into a sum, a
+#: count, a NaN-skipping extreme, the NaN-skipping states (a mean, Welford, an index), both
+#: extremes as a range and as two results. (nanmin, nanargmin and nanstd differ from these by a
+#: comparison or an epilogue's expression alone.)
+FAMILY_SPECS = [(kps.ADD, kps.nan.NAN_TO_ZERO, kps.NONE, None), (kps.ADD, kps.NONZERO, kps.NONE, "int64"),
+                (kps.nan.NANMAX, kps.IDENTITY, kps.NONE, None),
+                (kps.nan.SUM_COUNT, kps.IDENTITY, kps.nan.MEAN_OF_NUMBERS, None),
+                (kps.nan.NAN_WELFORD, kps.IDENTITY, kps.nan.nan_variance(1), None),
+                (kps.nan.NANARGMAX, kps.IDENTITY, kps.INDEX, None),
+                (kps.MINMAX, kps.IDENTITY, kps.PEAK_TO_PEAK, None), (kps.MINMAX, kps.IDENTITY, kps.MIN_AND_MAX, None)]
+
+
+def _compile_family(args):
+    i, dt_name = args
+    op, transform, epilogue, requested = FAMILY_SPECS[i]
+    return _compile_functors(kps.resolve(op, transform, epilogue, np.dtype(dt_name), requested))
+
+
+def test_every_family_specialisation_compiles_for_sm_90():
+    jobs = [(i, d.name) for i in range(len(FAMILY_SPECS)) for d in kps.SUPPORTED]
+    with ProcessPoolExecutor(max(1, min(len(jobs), os.cpu_count() or 1))) as pool:
+        counts = list(pool.map(_compile_family, jobs))
+    assert len(counts) == len(jobs) and min(counts) >= 4
+
+
 def test_compile_error_names_the_functor_line():
     bad = kps.TransformOp("broken", "x +* 2", numpy=lambda x: x)
     f = kps.resolve(kps.ADD, bad, kps.NONE, np.float32)

@@ -103,6 +103,23 @@ def test_argmax_finds_the_first_of_ties_and_nan_across_blocks():
     same(ops.reduce_argmax(d, axis=(0, 1)).compute(), np.argmax(x))
 
 
+def test_the_family_on_dask_arrays():
+    x = X.copy()
+    x[x > 1] = np.nan
+    x[0, 1] = np.nan
+    d = da.from_array(x, chunks=CHUNKS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for name in ("nansum", "nanmean", "nanmax", "nanvar"):
+            same(getattr(ops, f"reduce_{name}")(d, axis=(0, 2)).compute(), getattr(np, name)(x, axis=(0, 2)))
+    same(ops.reduce_nanargmin(d, axis=1).compute(), np.nanargmin(x, axis=1))
+    same(ops.count_nonzero(d, axis=0).compute(), np.count_nonzero(x, axis=0).astype(np.int64))
+    same(ops.reduce_ptp(d, axis=2).compute(), np.ptp(x, axis=2))
+    lazy = ops.reduce_nanargmax(d, axis=2)  # row (0, 1) is all NaN: raised when computed, as dask's own
+    with pytest.raises(ValueError, match="All-NaN slice encountered"):
+        lazy.compute()
+
+
 MINMAX = kps.ReduceOp(
     "minmax_dask",
     combine="acc_t r; r.lo = a.lo < b.lo ? a.lo : b.lo; r.hi = a.hi > b.hi ? a.hi : b.hi; return r;",

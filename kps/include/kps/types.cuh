@@ -226,15 +226,20 @@ __device__ __forceinline__ T ShflXor(T v, int mask) {
 // A load that bypasses L1: partials written by other blocks of the same launch are read this way.
 template <typename T>
 __device__ __forceinline__ T LoadGlobalCG(const T* p) {
-  constexpr int kWords = (sizeof(T) + 3) / 4;
-  static_assert(sizeof(T) % 4 == 0 || sizeof(T) < 4, "accumulator size must be a multiple of 4 bytes");
-  if constexpr (sizeof(T) < 4) {
-    return *reinterpret_cast<const volatile T*>(p);
-  } else {
+  if constexpr (sizeof(T) % 4 == 0) {
+    constexpr int kWords = sizeof(T) / 4;
     union { T value; int words[kWords]; } u;
     const int* w = reinterpret_cast<const int*>(p);
 #pragma unroll
     for (int i = 0; i < kWords; ++i) u.words[i] = __ldcg(w + i);
+    return u.value;
+  } else if constexpr (!__is_class(T)) {  // bool, 1- and 2-byte integers
+    return *reinterpret_cast<const volatile T*>(p);
+  } else {  // a state of narrow fields (the extremes of bools): byte by byte
+    union { T value; unsigned char bytes[sizeof(T)]; } u;
+    const volatile unsigned char* b = reinterpret_cast<const volatile unsigned char*>(p);
+#pragma unroll
+    for (int i = 0; i < static_cast<int>(sizeof(T)); ++i) u.bytes[i] = b[i];
     return u.value;
   }
 }

@@ -1,0 +1,149 @@
+"""The rest of the reduction family, each a few lines over the kps descriptors: the NaN-skipping
+reductions (kps/nan.py), count_nonzero, the range and both extremes from one read (kps/extrema.py).
+
+NumPy's names, signatures and semantics. Where NumPy warns or raises for a slice of nothing but
+NaN, these look at the result after the call (one read of the outputs, a synchronisation on the
+GPU): a NaN among nanmax's outputs can only come from such a slice. Dask results are lazy: they
+are not looked at.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+import kps
+from kps import extrema, nan
+
+from . import dask_backend, interop
+from .api import _check_ddof, _cupy, _is_cupy, _public, _run, _table
+
+
+def _looks(result, test) -> bool:
+    """Whether `test` (an elementwise predicate, NumPy / CuPy / torch alike) holds anywhere in the
+    result (or a tuple of results)."""
+    for r in result if isinstance(result, tuple) else (result,):
+        if dask_backend.is_dask(r):
+            continue
+        if interop.is_torch(r):
+            if bool(test(r).any()):
+                return True
+        elif _is_cupy(r):
+            if bool(test(r).any()):
+                return True
+        elif bool(np.any(test(np.asarray(r)))):
+            return True
+    return False
+
+
+def _isnan(r):
+    if interop.is_torch(r):
+        return r.isnan()
+    if _is_cupy(r):
+        return _cupy().isnan(r)
+    return np.isnan(r) if r.dtype.kind in "fc" else np.zeros(r.shape, dtype=bool)
+
+
+def _warn_on_nan(result, message: str):
+    if _looks(result, _isnan):
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
+    return result
+
+
+def _named(name, op, transform, epilogue, doc, message=None):
+    table = _table(op, transform, epilogue)
+
+    def fn(x, axis=None, keepdims=False, dtype=None, out=None):
+        result = _run(x, axis, op, transform, keepdims, dtype, out, epilogue, table if out is None else None)
+        return _warn_on_nan(result, message) if message else result
+
+    return _public(fn, name, doc)
+
+
+reduce_nansum = _named(
+    "reduce_nansum", kps.ADD, nan.NAN_TO_ZERO, kps.NONE,
+    "Sum over the given axes, NaN counted as zero (numpy.nansum): a slice of NaN sums to 0.")
+reduce_nanmean = _named(
+    "reduce_nanmean", nan.SUM_COUNT, kps.IDENTITY, nan.MEAN_OF_NUMBERS,
+    "Mean of the numbers over the given axes, NaN skipped (numpy.nanmean): a slice of NaN gives NaN and"
+    " NumPy's RuntimeWarning 'Mean of empty slice'.", "Mean of empty slice")
+reduce_nanmax = _named(
+    "reduce_nanmax", nan.NANMAX, kps.IDENTITY, kps.NONE,
+    "Largest number over the given axes, NaN skipped (numpy.nanmax): a slice of NaN gives NaN and"
+    " NumPy's RuntimeWarning 'All-NaN slice encountered'; an empty one raises ValueError.",
+    "All-NaN slice encountered")
+reduce_nanmin = _named(
+    "reduce_nanmin", nan.NANMIN, kps.IDENTITY, kps.NONE,
+    "Smallest number over the given axes, NaN skipped (numpy.nanmin); as reduce_nanmax.",
+    "All-NaN slice encountered")
+
+
+def _nan_welford(name: str, epilogue_for, doc: str):
+    op, identity = nan.NAN_WELFORD, kps.IDENTITY
+
+    def fn(x, axis=None, keepdims=False, dtype=None, out=None, ddof=0):
+        epilogue = epilogue_for(_check_ddof(ddof))
+        result = _run(x, axis, op, identity, keepdims, dtype, out, epilogue,
+                      _table(op, identity, epilogue) if out is None else None)
+        return _warn_on_nan(result, "Degrees of freedom <= 0 for slice.")
+
+    return _public(fn, name, doc)
+
+
+reduce_nanvar = _nan_welford(
+    "reduce_nanvar", nan.nan_variance,
+    "Variance of the numbers over the given axes, NaN skipped (numpy.nanvar), one pass as reduce_var:"
+    " NaN where n - ddof <= 0 (a slice of NaN too), with NumPy's RuntimeWarning.")
+reduce_nanstd = _nan_welford(
+    "reduce_nanstd", nan.nan_std,
+    "Standard deviation of the numbers over the given axes, NaN skipped (numpy.nanstd); as reduce_nanvar.")
+
+
+def _nan_arg(name: str, op, doc: str):
+    identity, epilogue = kps.IDENTITY, kps.INDEX
+    table = _table(op, identity, epilogue)
+
+    def fn(x, axis=None, keepdims=False, out=None):
+        result = _run(x, axis, op, identity, keepdims, None, out, epilogue, table if out is None else None)
+        if _looks(result, lambda r: r == nan.NO_INDEX):
+            raise ValueError("All-NaN slice encountered")
+        return result
+
+    return _public(fn, name, doc)
+
+
+reduce_nanargmax = _nan_arg(
+    "reduce_nanargmax", nan.NANARGMAX,
+    "Index of the largest number over the given axes, NaN skipped (numpy.nanargmax): a slice of NaN"
+    " raises ValueError('All-NaN slice encountered') after the call (an `out` then holds int64's"
+    " largest value there; a dask array raises it when computed); otherwise as reduce_argmax. Where the"
+    " largest number is -inf and a NaN comes before it, NumPy answers the NaN's index (it reads NaN as"
+    " -inf); this answers the first -inf's.")
+reduce_nanargmin = _nan_arg(
+    "reduce_nanargmin", nan.NANARGMIN,
+    "Index of the smallest number over the given axes, NaN skipped (numpy.nanargmin); as reduce_nanargmax.")
+
+_COUNT = _table(kps.ADD, kps.NONZERO, kps.NONE)
+
+
+def count_nonzero(x, axis=None, keepdims=False):
+    """How many elements are not zero over the given axes (numpy.count_nonzero; NaN counts), as int64."""
+    return _run(x, axis, kps.ADD, kps.NONZERO, keepdims, np.int64, None, kps.NONE, _COUNT)
+
+
+def reduce_ptp(x, axis=None, keepdims=False, out=None):
+    """max - min over the given axes from one read (numpy.ptp): the input's dtype, integers wrapping
+    as NumPy's; NaN propagates; bool is a TypeError, as in NumPy."""
+    if getattr(x, "dtype", None) == np.bool_:
+        raise TypeError("x: the range of booleans is undefined (numpy.ptp refuses bool too)")
+    return _run(x, axis, extrema.MINMAX, kps.IDENTITY, keepdims, None, out, extrema.PEAK_TO_PEAK,
+                _table(extrema.MINMAX, kps.IDENTITY, extrema.PEAK_TO_PEAK) if out is None else None)
+
+
+_MINMAX = _table(extrema.MINMAX, kps.IDENTITY, extrema.MIN_AND_MAX)
+
+
+def reduce_minmax(x, axis=None, keepdims=False):
+    """`(min, max)` over the given axes from one read (torch.aminmax's pair, NumPy's semantics for
+    each: NaN propagates, an empty reduction raises ValueError). No `out=`."""
+    return _run(x, axis, extrema.MINMAX, kps.IDENTITY, keepdims, None, None, extrema.MIN_AND_MAX, _MINMAX)

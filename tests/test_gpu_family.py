@@ -1,0 +1,89 @@
+"""The rest of the family on the GPU against NumPy: the NaN-skipping reductions (with NumPy's
+warnings and errors for slices of nothing but NaN), count_nonzero, ptp and minmax, on every reduce
+path, from a poisoned pool, repeats bit-identical."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import ops
+from family_helpers import NAN_OPS, close, reference, with_nans
+
+cp = pytest.importorskip("cupy")
+pytestmark = pytest.mark.gpu
+
+from test_gpu import FLAT_SHAPES, STAGED_SHAPES, poison_pool  # noqa: E402
+
+DTYPES = [np.dtype(t) for t in (np.float32, np.float16, np.float64, np.int32, np.uint8, np.bool_)]
+PATH_SHAPES = ([((4096, 4096), (1,)), ((4096, 4096), (0,)), ((16, 1 << 20), (1,)), ((1 << 20, 16), (0,)),
+                ((1 << 22,), (0,)), ((64, 32, 3000), (0, 2))] + FLAT_SHAPES + STAGED_SHAPES[:8])
+
+
+def _twice(fn, xd, axes, **kwargs):
+    """A fresh result, and again from a poisoned pool: bit-identical."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        first = fn(xd, axis=axes, **kwargs)
+        results = first if isinstance(first, tuple) else (first,)
+        poison_pool(sum(r.nbytes for r in results))
+        again = fn(xd, axis=axes, **kwargs)
+    for a, b in zip(results, again if isinstance(again, tuple) else (again,)):
+        np.testing.assert_array_equal(cp.asnumpy(a), cp.asnumpy(b))
+    return tuple(cp.asnumpy(r) for r in results) if isinstance(first, tuple) else cp.asnumpy(first)
+
+
+def _data(shape, dtype):
+    return with_nans(shape, dtype, np.random.default_rng(abs(hash((dtype.name, shape))) % 2**32))
+
+
+@pytest.mark.parametrize("shape,axes", PATH_SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+@pytest.mark.parametrize("name", sorted(NAN_OPS))
+def test_nan_reductions_on_every_path(name, dtype, shape, axes):
+    if dtype == np.bool_ and name in ("nanvar", "nanstd", "nanmean"):
+        pytest.skip("NumPy's nanvar / nanmean of bool are TypeErrors of its own")
+    x = _data(shape, dtype)
+    kwargs = {"ddof": 1} if name in ("nanvar", "nanstd") else {}
+    close(_twice(NAN_OPS[name][0], cp.asarray(x), axes, **kwargs), reference(name, x, axes, **kwargs), dtype)
+
+
+@pytest.mark.parametrize("shape,axes", PATH_SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+def test_extremes_counts_and_nan_indices_on_every_path(dtype, shape, axes):
+    x = with_nans(shape, dtype, np.random.default_rng(7), all_nan_row=False)
+    xd = cp.asarray(x)
+    close(_twice(ops.count_nonzero, xd, axes), np.count_nonzero(x, axis=axes).astype(np.int64), dtype)
+    lo, hi = _twice(ops.reduce_minmax, xd, axes)
+    close(lo, np.min(x, axis=axes), dtype)
+    close(hi, np.max(x, axis=axes), dtype)
+    if dtype != np.bool_:
+        with np.errstate(all="ignore"):
+            close(_twice(ops.reduce_ptp, xd, axes), np.ptp(x, axis=axes), dtype)
+    flat = np.isnan(x).reshape(-1) if dtype.kind == "f" else np.zeros(x.size, dtype=bool)
+    if len(axes) == 1 and not flat.all():
+        for name in ("nanargmax", "nanargmin"):
+            try:
+                expect = getattr(np, name)(x, axis=axes[0])
+            except ValueError:
+                with pytest.raises(ValueError, match="All-NaN slice encountered"):
+                    getattr(ops, f"reduce_{name}")(xd, axis=axes)
+                continue
+            close(_twice(getattr(ops, f"reduce_{name}"), xd, axes), expect, dtype)
+
+
+@pytest.mark.parametrize("name", sorted(NAN_OPS))
+def test_all_nan_slices_warn_on_the_gpu(name):
+    x = with_nans((64, 4099), np.float32, np.random.default_rng(8))  # row 0: nothing but NaN
+    ours, _, message = NAN_OPS[name]
+    if message is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            ours(cp.asarray(x), axis=1)
+        return
+    with pytest.warns(RuntimeWarning, match=message):
+        got = cp.asnumpy(ours(cp.asarray(x), axis=1))
+    assert np.isnan(got[0]) and not np.isnan(got[1:]).any()
+    with pytest.raises(ValueError, match="All-NaN slice encountered"):
+        ops.reduce_nanargmax(cp.asarray(x), axis=1)
