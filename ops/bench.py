@@ -67,10 +67,20 @@ OPS = {
     "logsumexp": (ops.reduce_logsumexp, _logsumexp_peer, "logsumexp"),
     "mean_var": (ops.reduce_mean_var, lambda xp, x, axes: (xp.mean(x, axis=axes), xp.var(x, axis=axes)),
                  lambda torch, t, axes: torch.var_mean(t, dim=axes, correction=0)),
+    "nansum": (ops.reduce_nansum, "nansum", "nansum"),
+    "nanmean": (ops.reduce_nanmean, "nanmean", "nanmean"),
+    "nanmax": (ops.reduce_nanmax, "nanmax", None),
+    "nanvar": (ops.reduce_nanvar, "nanvar", None),
+    "nanargmax": (ops.reduce_nanargmax, _arg_peer("nanargmax"), None),
+    "count_nonzero": (ops.count_nonzero, "count_nonzero", "count_nonzero"),
+    "ptp": (ops.reduce_ptp, "ptp", None),
+    "minmax": (ops.reduce_minmax, lambda xp, x, axes: (xp.min(x, axis=axes), xp.max(x, axis=axes)),
+               lambda torch, t, axes: (torch.aminmax(t, dim=axes[0]) if len(axes) == 1
+                                       else (torch.amin(t, dim=axes), torch.amax(t, dim=axes)))),
 }
 
-#: Ops whose result is an index: compared exactly.
-INDEX_OPS = ("argmax", "argmin")
+#: Ops whose result is an index or a count: compared exactly.
+INDEX_OPS = ("argmax", "argmin", "nanargmax", "count_nonzero")
 
 
 def numpy_call(op: str, xp, x, axes):
