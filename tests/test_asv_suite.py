@@ -33,10 +33,11 @@ def test_parameters_are_well_formed(suite):
     public = {c.name for c in bench.load_cases()}
     assert set(suite.CASES) == public
     assert set(suite.HEADLINE_CASES) <= public and set(suite.SMALL_CASES) <= public
-    assert set(suite.OPS) | set(suite.STATE_OPS) == set(bench.OPS) and not set(suite.OPS) & set(suite.STATE_OPS)
+    groups = [set(suite.OPS), set(suite.STATE_OPS), set(suite.FAMILY_OPS)]
+    assert set.union(*groups) == set(bench.OPS) and sum(map(len, groups)) == len(bench.OPS)
     assert set(suite.WIDTHS) <= set(sweep.WIDTHS) and len(suite.WIDTH_KINDS) == len(sweep.KINDS)
     classes = [suite.PublicCases, suite.PercentOfCeiling, suite.OpsByDtype, suite.SmallEndToEnd, suite.Widths,
-               suite.StateOps, suite.Rosenbrock]
+               suite.StateOps, suite.FamilyOps, suite.Rosenbrock]
     assert all(suite.applies(*pair.split("-")) for pair in suite.OP_DTYPES)
     assert {p.split("-")[0] for p in suite.OP_DTYPES} == set(suite.OPS)
     for cls in classes:

@@ -17,6 +17,7 @@ HEADLINE_CASES = ["full_1d_256M", "nchw_stats_128x64x56x56"]
 OPS = ["sum", "mean", "max", "min", "prod", "all", "any"]
 #: Reductions with a state of several fields (kps/statistics.py, kps/arg.py), tracked on float32 against the peers.
 STATE_OPS = ["argmax", "argmin", "var", "std", "logsumexp", "mean_var"]
+FAMILY_OPS = ["nansum", "nanmean", "nanmax", "nanvar", "nanargmax", "count_nonzero", "ptp", "minmax"]
 DTYPES = ["float32", "float16", "int32", "bool"]
 IMPLS = ["kps", "cupy", "torch"]
 
@@ -168,6 +169,17 @@ class StateOps(_Tracked):
     track_gbps.unit = "GB/s"
 
 
+class FamilyOps(StateOps):
+    """The rest of the family (NaN-skipping, counts, both extremes) on every public case, float32,
+    next to torch's and CuPy's equivalents where they have one (GB/s). Its own cache: asv keys a
+    cache by the function that fills it."""
+
+    params = (CASES, FAMILY_OPS, IMPLS)
+
+    def setup_cache(self):
+        return _measure([(name, "float32", FAMILY_OPS, IMPLS) for name in CASES])
+
+
 class Rosenbrock(_Tracked):
     """The named transform-reduce case: the Rosenbrock cost of 90M float32 values over x[:-1] and
     x[1:] in one pass (GB/s counts the input once), next to what CuPy and torch users write."""
@@ -237,7 +249,7 @@ def warm_all(workers: int) -> int:
     measurements run one process at a time and would otherwise compile serially)."""
     import multiprocessing
 
-    jobs = _matrix_runs() + [(name, "float32", STATE_OPS) for name in CASES]
+    jobs = _matrix_runs() + [(name, "float32", STATE_OPS + FAMILY_OPS) for name in CASES]
     with multiprocessing.get_context("spawn").Pool(workers) as pool:
         pool.map(warm, jobs, chunksize=1)
     widths = sweep.width_cases(WIDTHS)
