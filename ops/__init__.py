@@ -27,10 +27,11 @@ from .family import (
     reduce_nanstd,
     reduce_nansum,
     reduce_nanvar,
+    reduce_norm,
     reduce_ptp,
 )
 
 __all__ = ["reduce", "reduce_all", "reduce_any", "reduce_argmax", "reduce_argmin", "reduce_logsumexp", "reduce_max", "reduce_mean", "reduce_mean_var", "reduce_min",
            "reduce_prod", "reduce_std", "reduce_sum", "reduce_var", "count_nonzero", "reduce_minmax", "reduce_nanargmax",
            "reduce_nanargmin", "reduce_nanmax", "reduce_nanmean", "reduce_nanmin", "reduce_nanstd", "reduce_nansum",
-           "reduce_nanvar", "reduce_ptp"]
+           "reduce_nanvar", "reduce_norm", "reduce_ptp"]

@@ -74,6 +74,8 @@ OPS = {
     "nanargmax": (ops.reduce_nanargmax, _arg_peer("nanargmax"), None),
     "count_nonzero": (ops.count_nonzero, "count_nonzero", "count_nonzero"),
     "ptp": (ops.reduce_ptp, "ptp", None),
+    "norm": (ops.reduce_norm, lambda xp, x, axes: xp.sqrt(xp.sum(x * x, axis=axes)),
+             lambda torch, t, axes: torch.linalg.vector_norm(t, dim=axes)),
     "minmax": (ops.reduce_minmax, lambda xp, x, axes: (xp.min(x, axis=axes), xp.max(x, axis=axes)),
                lambda torch, t, axes: (torch.aminmax(t, dim=axes[0]) if len(axes) == 1
                                        else (torch.amin(t, dim=axes), torch.amax(t, dim=axes)))),

@@ -1,5 +1,6 @@
 """The rest of the reduction family, each a few lines over the kps descriptors: the NaN-skipping
-reductions (kps/nan.py), count_nonzero, the range and both extremes from one read (kps/extrema.py).
+reductions (kps/nan.py), count_nonzero, the range and both extremes from one read (kps/extrema.py),
+vector norms (kps/norms.py).
 
 NumPy's names, signatures and semantics. Where NumPy warns or raises for a slice of nothing but
 NaN, these look at the result after the call (one read of the outputs, a synchronisation on the
@@ -13,7 +14,7 @@ import warnings
 import numpy as np
 
 import kps
-from kps import extrema, nan
+from kps import extrema, nan, norms
 
 from . import dask_backend, interop
 from .api import _check_ddof, _cupy, _is_cupy, _public, _run, _table
@@ -147,3 +148,23 @@ def reduce_minmax(x, axis=None, keepdims=False):
     """`(min, max)` over the given axes from one read (torch.aminmax's pair, NumPy's semantics for
     each: NaN propagates, an empty reduction raises ValueError). No `out=`."""
     return _run(x, axis, extrema.MINMAX, kps.IDENTITY, keepdims, None, None, extrema.MIN_AND_MAX, _MINMAX)
+
+
+def _check_ord(ord):
+    if isinstance(ord, (bool, np.bool_)) or not isinstance(ord, (int, float, np.integer, np.floating)):
+        if isinstance(ord, str):
+            raise ValueError(f"ord: vector norms take a number, inf or -inf; {ord!r} is a matrix norm")
+        raise TypeError(f"ord: expected a number, inf or -inf, got {ord!r}")
+    if np.isnan(ord):
+        raise ValueError("ord: expected a number, inf or -inf, got nan")
+    return float(ord) if not float(ord).is_integer() or np.isinf(ord) else int(ord)
+
+
+def reduce_norm(x, ord=2, axis=None, keepdims=False):
+    """The vector norm of order `ord` over the given axes (numpy.linalg.norm's vector norms, and over
+    any axes, as torch.linalg.vector_norm): ord 2 (the default; scaled, so float32 values of 1e20 do
+    not overflow), 1, inf (max |x|), -inf (min |x|), 0 (the count of nonzeros) and any other p
+    ((sum |x|^p)^(1/p)). Ints and bool give float64; floats keep their type, 16-bit ones summed in
+    float32; NaN propagates; the norm of nothing is 0 (inf and -inf: ValueError, as NumPy's)."""
+    op, transform, epilogue = norms.descriptors(_check_ord(ord))
+    return _run(x, axis, op, transform, keepdims, None, None, epilogue, _table(op, transform, epilogue))

@@ -108,3 +108,62 @@ def test_empty_and_bad_input_raise_as_numpy_does():
         ops.reduce_nanvar(np.ones(3), ddof=-1)
     with pytest.raises(TypeError, match="ddof"):
         ops.reduce_nanstd(np.ones(3), ddof=1.5)
+
+
+ORDS = [2, 1, np.inf, -np.inf, 0, 3, 0.5, -1, -2.5]
+
+
+def norm64(x: np.ndarray, ord, axis, keepdims=False) -> np.ndarray:
+    """The vector norm in float64 over any axes, as numpy.linalg.norm computes it for one axis."""
+    a = np.abs(x.astype(np.float64))
+    with np.errstate(all="ignore"):
+        if ord == np.inf:
+            return np.max(a, axis=axis, keepdims=keepdims)
+        if ord == -np.inf:
+            return np.min(a, axis=axis, keepdims=keepdims)
+        if ord == 0:
+            return np.sum(a != 0, axis=axis, keepdims=keepdims).astype(np.float64)
+        return np.sum(a ** ord, axis=axis, keepdims=keepdims) ** (1.0 / ord)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+@pytest.mark.parametrize("ord", ORDS, ids=str)
+def test_norms_match_numpy(ord, dtype):
+    x = with_nans((6, 7, 5), dtype, np.random.default_rng(9), all_nan_row=False)
+    if dtype.kind == "f":
+        x[np.isnan(x)] = 1.5  # NaN propagates (below); here every value is a number
+    for axis in (0, -1):  # one axis: numpy.linalg.norm itself
+        for keepdims in (False, True):
+            with np.errstate(all="ignore"):  # 0 ** -2.5
+                expect = np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
+            close(ops.reduce_norm(x, ord=ord, axis=axis, keepdims=keepdims), expect, dtype)
+    for axis in (None, (0, 2), (0, 1, 2)):  # several axes: the vector norm of their elements
+        expect = norm64(x, ord, axis).astype(np.linalg.norm(x[0, 0], ord=ord).dtype)
+        close(ops.reduce_norm(x, ord=ord, axis=axis), expect, dtype)
+
+
+def test_the_two_norm_is_scaled():
+    for dtype, big in ((np.float32, 1e20), (np.float64, 1e200), (np.float16, 2e3)):
+        x = np.full((3, 1000), big, dtype=dtype)
+        x[1] *= -0.5
+        expect = np.sqrt(1000) * np.abs(x[:, 0].astype(np.float64))
+        close(ops.reduce_norm(x, axis=1), expect.astype(dtype), np.dtype(dtype))
+    tiny = np.full(100, 1e-30, dtype=np.float32)  # squares would underflow to zero
+    close(ops.reduce_norm(tiny), np.float32(1e-29), tiny.dtype)
+
+
+def test_norm_edges_and_errors():
+    inf, nan = np.inf, np.nan
+    for ord in ORDS:
+        assert np.isnan(ops.reduce_norm(np.array([1.0, nan, 2.0]), ord=ord)) or ord == 0
+        if ord not in (0, -np.inf) and not (ord < 0):
+            assert ops.reduce_norm(np.array([inf, 1.0]), ord=ord) == inf
+    assert ops.reduce_norm(np.array([0.0, 0.0])) == 0 and ops.reduce_norm(np.empty(0)) == 0
+    with pytest.raises(ValueError):
+        ops.reduce_norm(np.empty(0), ord=np.inf)
+    with pytest.raises(ValueError, match="ord"):
+        ops.reduce_norm(np.ones(3), ord="fro")
+    with pytest.raises(ValueError, match="ord"):
+        ops.reduce_norm(np.ones(3), ord=np.nan)
+    with pytest.raises(TypeError, match="ord"):
+        ops.reduce_norm(np.ones(3), ord=[2])

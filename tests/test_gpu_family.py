@@ -87,3 +87,23 @@ def test_all_nan_slices_warn_on_the_gpu(name):
     assert np.isnan(got[0]) and not np.isnan(got[1:]).any()
     with pytest.raises(ValueError, match="All-NaN slice encountered"):
         ops.reduce_nanargmax(cp.asarray(x), axis=1)
+
+
+@pytest.mark.parametrize("shape,axes", PATH_SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", [np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.float64), np.dtype(np.int32)],
+                         ids=lambda d: d.name)
+@pytest.mark.parametrize("ord", [2, 1, np.inf, 0, 3], ids=str)
+def test_norms_on_every_path(ord, dtype, shape, axes):
+    from test_family import norm64
+
+    x = with_nans(shape, dtype, np.random.default_rng(10), all_nan_row=False)
+    if dtype.kind == "f":
+        x[np.isnan(x)] = 1.5
+    expect = norm64(x, ord, axes).astype(np.linalg.norm(x.reshape(-1)[:1], ord=ord).dtype)
+    close(_twice(lambda a, axis: ops.reduce_norm(a, ord=ord, axis=axis), cp.asarray(x), axes), expect, dtype)
+
+
+def test_the_two_norm_is_scaled_on_the_gpu():
+    x = cp.full((3, 1 << 20), 1e20, dtype=cp.float32)
+    got = cp.asnumpy(ops.reduce_norm(x, axis=1))
+    np.testing.assert_allclose(got, np.sqrt(1 << 20) * 1e20, rtol=1e-5)

@@ -1,0 +1,82 @@
+"""Vector norms as numpy.linalg.norm defines them for vectors, as descriptors (ord 1, 2, inf, -inf,
+0 and any other p), over any axes.
+
+The 2-norm is scaled, as BLAS nrm2 is: its state is the largest magnitude m so far and the sum s
+of the squares of the magnitudes over m, so nothing squares past the type's range (float32 values
+of 1e20: NumPy's sqrt(dot(x, x)) is inf there). Merging two states scales the smaller one's sum by
+its m over the larger's; a NaN wins. The others are a transform, a plain reduction and an epilogue.
+Ints and bool give float64, floats keep their type (16-bit floats accumulate in float32).
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from .functors import ABS, ADD, IDENTITY, MAX, MIN, Epilogue, ReduceOp, TransformOp, _accumulate_mean
+
+
+def _scaled_combine(a, b):
+    a_hi = a["m"] >= b["m"]
+    hi_m, lo_m = np.where(a_hi, a["m"], b["m"]), np.where(a_hi, b["m"], a["m"])
+    hi_s, lo_s = np.where(a_hi, a["s"], b["s"]), np.where(a_hi, b["s"], a["s"])
+    with np.errstate(all="ignore"):
+        q = np.where(lo_m == hi_m, 1, lo_m / np.where(hi_m > 0, hi_m, 1)).astype(hi_s.dtype)
+    nan = np.isnan(a["m"]) | np.isnan(b["m"])
+    s = hi_s + lo_s * q * q
+    return {"m": np.where(nan, np.nan, hi_m).astype(hi_m.dtype), "s": np.where(nan, np.nan, s).astype(hi_s.dtype)}
+
+
+# q = lo.m / hi.m is 1 where the two are equal (two zeros, two infinities: 0 / 0 and inf / inf are NaN)
+SCALED_SQUARES = ReduceOp(
+    "scaled_squares",
+    combine=("if (a.m != a.m) return a; if (b.m != b.m) return b;"
+             " const bool a_hi = a.m >= b.m; const acc_t hi = a_hi ? a : b; const acc_t lo = a_hi ? b : a;"
+             " const value_t q = lo.m == hi.m ? value_t(1) : lo.m / hi.m;"
+             " acc_t r; r.m = hi.m; r.s = hi.s + lo.s * q * q; return r;"),
+    identity=lambda dt: {"m": 0, "s": 0},
+    numpy=_scaled_combine,
+    accumulate=_accumulate_mean,
+    state=(("m", "acc"), ("s", "acc")),
+    lift="acc_t r; r.m = x < 0 ? -x : x; r.s = value_t(1); return r;",
+    numpy_lift=lambda x: {"m": np.abs(x), "s": np.ones_like(x)},
+)
+
+#: m sqrt(s): the 2-norm from a SCALED_SQUARES state (0 for nothing).
+SCALED_ROOT = Epilogue("scaled_root", "a.m * sqrt(a.s)", lambda a, n: a["m"] * np.sqrt(a["s"]))
+
+#: The accumulator as it is, in a float type (ints -> float64): the 1-, inf-, -inf- and 0-norms.
+AS_FLOAT = Epilogue("as_float", "a", lambda a, n: a, _accumulate_mean)
+
+
+@lru_cache(maxsize=None)
+def power(p: float):
+    """(|x|^p summed)^(1/p): its transform and its epilogue, for one p (numpy.linalg.norm's way)."""
+    lit = repr(float(p))
+    tag = lit.replace("-", "m").replace(".", "_").replace("+", "")
+    transform = TransformOp(f"abs_pow_{tag}", f"pow(static_cast<res_t>(x < 0 ? -x : x), static_cast<res_t>({lit}))",
+                            numpy=lambda x: np.abs(x) ** float(p))
+    epilogue = Epilogue(f"root_{tag}", f"pow(a, static_cast<acc_t>(1.0 / {lit}))", lambda a, n: a ** (1.0 / float(p)),
+                        _accumulate_mean)
+    return transform, epilogue
+
+
+#: 1 where x is not zero, in the input's float type (ints and bool: float64): numpy.linalg.norm's 0-"norm".
+NONZERO_COUNT = TransformOp("nonzero_count", "x != 0",
+                            numpy=lambda x: (x != 0).astype(x.dtype if x.dtype.kind == "f" else np.float64))
+
+
+def descriptors(ord):
+    """(op, transform, epilogue) of the vector norm of order `ord` (a number, inf or -inf)."""
+    if ord == 2:
+        return SCALED_SQUARES, IDENTITY, SCALED_ROOT
+    if ord == 1:
+        return ADD, ABS, AS_FLOAT
+    if ord == np.inf:
+        return MAX, ABS, AS_FLOAT
+    if ord == -np.inf:
+        return MIN, ABS, AS_FLOAT
+    if ord == 0:
+        return ADD, NONZERO_COUNT, AS_FLOAT
+    transform, epilogue = power(ord)
+    return ADD, transform, epilogue
