@@ -1,6 +1,7 @@
 """Reductions that skip NaN (numpy.nansum, nanmean, nanmax, nanmin, nanvar, nanstd, nanargmax,
 nanargmin), as descriptors: a NaN lifts to the identity (or to nothing: zero, no count), so every
-kernel path skips it without knowing. Integers and bool have no NaN: there these are the plain ops.
+kernel path skips it without knowing. Integers and bool have no NaN: there these give the plain ops'
+answers (the API gives nanvar and nanstd of them the plain epilogue: ddof >= n is inf there).
 
 What a slice of nothing but NaN gives is NumPy's: nansum 0; nanmax, nanmin, nanmean, nanvar and
 nanstd NaN (the API warns as NumPy does); nanargmax and nanargmin the identity's index, which the

@@ -34,20 +34,20 @@ def _welford_combine(a, b):
     n = a["n"] + b["n"]
     shift = np.where(a["n"] > 0, a["shift"], b["shift"])
     with np.errstate(all="ignore"):
-        d = np.where(b["n"] > 0, b["shift"] - shift, 0).astype(n.dtype)
+        d = np.where((a["n"] > 0) & (b["n"] > 0), b["shift"] - shift, 0).astype(n.dtype)
         e = b["n"] * d
         return {"n": n, "shift": shift, "s1": a["s1"] + (b["s1"] + e),
                 "s2": a["s2"] + (b["s2"] + d * (b["s1"] + b["s1"] + e))}
 
 
 # b's sums move to a's shift by d = b.shift - a.shift: sum(x - a.shift) = b.s1 + b.n d and
-# sum((x - a.shift)^2) = b.s2 + d (2 b.s1 + b.n d). An empty side (n = 0) moves nothing, so the
-# identity merges exactly with no branch but the shift's. Lift's sums are -0.0, which adds as
-# nothing, so one element's merge compiles to d = x - shift, s1 += d, s2 += d * d.
+# sum((x - a.shift)^2) = b.s2 + d (2 b.s1 + b.n d). Where either side is empty nothing moves (d = 0,
+# not inf - inf for an infinite shift), so the identity merges exactly. Lift's sums are -0.0, which
+# adds as nothing, so one element's merge compiles to d = x - shift, s1 += d, s2 += d * d.
 WELFORD = ReduceOp(
     "welford",
     combine=("acc_t r; r.n = a.n + b.n; r.shift = a.n > value_t(0) ? a.shift : b.shift;"
-             " const value_t d = b.n > value_t(0) ? b.shift - r.shift : value_t(0);"
+             " const value_t d = a.n > value_t(0) && b.n > value_t(0) ? b.shift - r.shift : value_t(0);"
              " const value_t e = b.n * d;"
              " r.s1 = a.s1 + (b.s1 + e); r.s2 = a.s2 + (b.s2 + d * (b.s1 + b.s1 + e)); return r;"),
     identity=lambda dt: {"n": 0, "shift": 0, "s1": 0, "s2": 0},
@@ -95,14 +95,17 @@ def _denominator(ddof: int) -> str:
 
 
 # M2, the sum of squared deviations from the mean, from the shifted sums: s2 - s1^2 / n, at most a
-# rounding below zero (clamped; NaN stays NaN). The mean is shift + s1 / n. Both are NaN for n = 0.
-_M2 = "(a.s2 - a.s1 * (a.s1 / a.n))"
+# rounding below zero (clamped; NaN stays NaN). Adding shift - shift (0, or NaN for an infinite or
+# NaN shift, whose sums may be 0: a slice of one inf) gives NumPy's NaN there, and +0.0 for -0.0.
+# The mean is shift + s1 / n. Both are NaN for n = 0.
+_M2 = "((a.s2 - a.s1 * (a.s1 / a.n)) + (a.shift - a.shift))"
 M2 = f"({_M2} < 0 ? static_cast<decltype(a.s2)>(0) : {_M2})"
 MEAN_OF_STATE = "(a.shift + a.s1 / a.n)"
 
 
 def _numpy_m2(a):
-    m2 = a["s2"] - a["s1"] * (a["s1"] / a["n"])
+    with np.errstate(all="ignore"):
+        m2 = (a["s2"] - a["s1"] * (a["s1"] / a["n"])) + (a["shift"] - a["shift"])
     return np.where(m2 < 0, 0, m2).astype(m2.dtype)
 
 

@@ -13,7 +13,7 @@ import numpy as np
 
 import kps
 from kernels import config, launch_for
-from kps import dtypes, statistics
+from kps import dtypes, precise, statistics
 
 from . import dask_backend, interop, numpy_backend
 
@@ -69,7 +69,7 @@ def _signature(x, axis, keepdims, dtype):
 def _inputs_signature(xs, axis, keepdims, dtype):
     """The prepared-call key of a tuple of CuPy arrays (each one's shape, strides, dtype, alignment
     and device) and the call's arguments, or None."""
-    if not all(type(a) is _ndarray for a in xs):
+    if not xs or not all(type(a) is _ndarray for a in xs):
         return None
     head = _signature(xs[0], axis, keepdims, dtype)
     return None if head is None else (head, tuple((a.shape, a.strides, a.dtype, a.data.ptr & 15, a.data.device_id)
@@ -416,8 +416,28 @@ def _named(name: str, op, epilogue=kps.NONE, doc: str = ""):
                    " (GPU); NumPy arrays in -> NumPy out (CPU backend).")
 
 
-reduce_sum = _named("reduce_sum", kps.ADD, doc="Sum of elements over the given axes (numpy.sum).")
-reduce_mean = _named("reduce_mean", kps.ADD, kps.MEAN, doc="Arithmetic mean over the given axes (numpy.mean).")
+def _summed(name: str, epilogue, precise_epilogue, doc: str):
+    """sum and mean, with `precise=True` for the compensated state (kps/precise.py)."""
+    op, identity = kps.ADD, kps.IDENTITY
+    table, precise_table = _table(op, identity, epilogue), _table(precise.NEUMAIER, identity, precise_epilogue)
+
+    def fn(x, axis=None, keepdims=False, dtype=None, out=None, precise=False):
+        if precise is True:
+            return _run(x, axis, _NEUMAIER, identity, keepdims, dtype, out, precise_epilogue,
+                        precise_table if out is None else None)
+        if precise is not False:
+            raise TypeError(f"precise: expected a bool, got {precise!r}")
+        return _run(x, axis, op, identity, keepdims, dtype, out, epilogue, table if out is None else None)
+
+    return _public(fn, name, f"{doc}\n\nNumPy semantics: `axis` None, an int or a tuple of ints; `keepdims`; `dtype`"
+                   " for the result (and the accumulation); `out` of the result's shape. `precise=True` accumulates"
+                   " floats in float64 with compensation (Neumaier) in every thread and every merge: float32 results"
+                   " are the correctly rounded sum where the data cancel or mix magnitudes.")
+
+
+_NEUMAIER = precise.NEUMAIER
+reduce_sum = _summed("reduce_sum", kps.NONE, precise.PRECISE_SUM, "Sum of elements over the given axes (numpy.sum).")
+reduce_mean = _summed("reduce_mean", kps.MEAN, precise.PRECISE_MEAN, "Arithmetic mean over the given axes (numpy.mean).")
 reduce_max = _named("reduce_max", kps.MAX, doc="Maximum over the given axes; NaN propagates (numpy.max).")
 reduce_min = _named("reduce_min", kps.MIN, doc="Minimum over the given axes; NaN propagates (numpy.min).")
 reduce_prod = _named("reduce_prod", kps.MUL, doc="Product of elements over the given axes (numpy.prod).")

@@ -378,6 +378,8 @@ def _parse(argv):
                         "--plot then draws GB/s against W")
     p.add_argument("--widths", help="the sweep's widths, e.g. 1-64,127,1001 (default: 1-64 and 11 odd ones up to 9999)")
     p.add_argument("--no-layouts", action="store_true", help="the sweep without its 3-d/4-d layouts")
+    p.add_argument("--accuracy", action="store_true",
+                   help="the sums' accuracy table: plain and precise=True against torch and CuPy (relative error, ulps)")
     p.add_argument("--rosenbrock", action="store_true",
                    help="the named transform-reduce case: the Rosenbrock cost of 90M float32 values, one pass over "
                         "x[:-1] and x[1:] (GB/s counts the input once), against CuPy and torch")
@@ -419,10 +421,29 @@ def select_cases(args) -> List[Case]:
     return cases
 
 
+def main_accuracy(args) -> int:
+    """The sums against the correctly rounded answer: this project's plain and precise sums, and
+    torch's and CuPy's on a GPU (NumPy's without one). Fails where precise=True misses by > 1 ulp."""
+    from . import accuracy
+
+    gpu = timing.gpu_available()
+    print(("GPU" if gpu else "no GPU: the NumPy backend against NumPy") + ": sums against the correctly rounded"
+          " answer (relative error, ulps of the input's float type)", flush=True)
+    rows = accuracy.run(gpu, n=(1 << 22) if gpu else (1 << 18))
+    print(accuracy.table(rows))
+    worst = max(r["precise"][1] for r in rows)
+    print(f"summary: precise=True within {worst:.0f} ulp of the correctly rounded sum on {len(rows)} cases")
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+    return 0 if worst <= 1 else 1
+
+
 def main(argv=None) -> int:
     args = _parse(argv)
     if args.sweep:
         return main_sweep(args)
+    if args.accuracy:
+        return main_accuracy(args)
     cases = select_cases(args)
     gpu = timing.gpu_available()
     if gpu:

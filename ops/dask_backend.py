@@ -60,13 +60,11 @@ def reduce(x, axes, keepdims: bool, f: Functors):
 
 def _block_states(block, axes, f: Functors, red_shape, block_info=None):
     index = None
-    if f.op.indexed:  # the block's elements' places in the C-order flattening of the whole reduced range
+    if f.op.indexed and axes:  # the block's elements' places in the C-order flattening of the whole reduced range
         where = block_info[0]["array-location"]
         local = [block.shape[a] for a in axes]
         parts = np.unravel_index(np.arange(math.prod(local), dtype=np.int64), local)
-        index = np.ravel_multi_index(tuple(p + where[a][0] for p, a in zip(parts, axes)), red_shape) \
-            if axes else np.zeros(1, dtype=np.int64)
-        index = index.astype(np.int64, copy=False)
+        index = np.ravel_multi_index(tuple(p + where[a][0] for p, a in zip(parts, axes)), red_shape).astype(np.int64)
     return numpy_backend.block_states(block, axes, f, index)
 
 

@@ -79,11 +79,24 @@ reduce_nanmin = _named(
     "All-NaN slice encountered")
 
 
-def _nan_welford(name: str, epilogue_for, doc: str):
+def _is_float(x) -> bool:
+    """Whether x holds floats (NumPy, CuPy and dask dtypes, bfloat16, torch's)."""
+    dt = getattr(x, "dtype", None)
+    if interop.is_torch(x):
+        return dt.is_floating_point
+    try:
+        dt = np.dtype(dt)
+    except TypeError:
+        return False
+    return dt.kind == "f" or kps.dtypes.is_half(dt)
+
+
+def _nan_welford(name: str, epilogue_for, plain_for, doc: str):
     op, identity = nan.NAN_WELFORD, kps.IDENTITY
 
     def fn(x, axis=None, keepdims=False, dtype=None, out=None, ddof=0):
-        epilogue = epilogue_for(_check_ddof(ddof))
+        # without NaN (ints, bool) numpy.nanvar is numpy.var: ddof >= n gives inf, not NaN
+        epilogue = (epilogue_for if _is_float(x) else plain_for)(_check_ddof(ddof))
         result = _run(x, axis, op, identity, keepdims, dtype, out, epilogue,
                       _table(op, identity, epilogue) if out is None else None)
         return _warn_on_nan(result, "Degrees of freedom <= 0 for slice.")
@@ -92,11 +105,11 @@ def _nan_welford(name: str, epilogue_for, doc: str):
 
 
 reduce_nanvar = _nan_welford(
-    "reduce_nanvar", nan.nan_variance,
+    "reduce_nanvar", nan.nan_variance, kps.variance,
     "Variance of the numbers over the given axes, NaN skipped (numpy.nanvar), one pass as reduce_var:"
     " NaN where n - ddof <= 0 (a slice of NaN too), with NumPy's RuntimeWarning.")
 reduce_nanstd = _nan_welford(
-    "reduce_nanstd", nan.nan_std,
+    "reduce_nanstd", nan.nan_std, kps.std,
     "Standard deviation of the numbers over the given axes, NaN skipped (numpy.nanstd); as reduce_nanvar.")
 
 
@@ -135,7 +148,7 @@ def count_nonzero(x, axis=None, keepdims=False):
 def reduce_ptp(x, axis=None, keepdims=False, out=None):
     """max - min over the given axes from one read (numpy.ptp): the input's dtype, integers wrapping
     as NumPy's; NaN propagates; bool is a TypeError, as in NumPy."""
-    if getattr(x, "dtype", None) == np.bool_:
+    if getattr(x, "dtype", None) == np.bool_ or str(getattr(x, "dtype", "")) == "torch.bool":
         raise TypeError("x: the range of booleans is undefined (numpy.ptp refuses bool too)")
     return _run(x, axis, extrema.MINMAX, kps.IDENTITY, keepdims, None, out, extrema.PEAK_TO_PEAK,
                 _table(extrema.MINMAX, kps.IDENTITY, extrema.PEAK_TO_PEAK) if out is None else None)

@@ -136,7 +136,7 @@ def test_every_multi_input_specialisation_compiles_for_sm_90():
 
 #: The rest of the family (ops/family.py), one spec per kernel shape: a transform into a sum, a
 #: count, a NaN-skipping extreme, the NaN-skipping states (a mean, Welford, an index), both
-#: extremes as a range and as two results, the scaled 2-norm and a p-norm. (nanmin, nanargmin and nanstd differ from these by a
+#: extremes as a range and as two results, the scaled 2-norm and a p-norm, the compensated sum and mean. (nanmin, nanargmin and nanstd differ from these by a
 #: comparison or an epilogue's expression alone.)
 FAMILY_SPECS = [(kps.ADD, kps.nan.NAN_TO_ZERO, kps.NONE, None), (kps.ADD, kps.NONZERO, kps.NONE, "int64"),
                 (kps.nan.NANMAX, kps.IDENTITY, kps.NONE, None),
@@ -144,7 +144,9 @@ FAMILY_SPECS = [(kps.ADD, kps.nan.NAN_TO_ZERO, kps.NONE, None), (kps.ADD, kps.NO
                 (kps.nan.NAN_WELFORD, kps.IDENTITY, kps.nan.nan_variance(1), None),
                 (kps.nan.NANARGMAX, kps.IDENTITY, kps.INDEX, None),
                 (kps.MINMAX, kps.IDENTITY, kps.PEAK_TO_PEAK, None), (kps.MINMAX, kps.IDENTITY, kps.MIN_AND_MAX, None),
-                (*kps.norms.descriptors(2), None), (*kps.norms.descriptors(2.5), None)]
+                (*kps.norms.descriptors(2), None), (*kps.norms.descriptors(2.5), None),
+                (kps.precise.NEUMAIER, kps.IDENTITY, kps.precise.PRECISE_SUM, None),
+                (kps.precise.NEUMAIER, kps.IDENTITY, kps.precise.PRECISE_MEAN, None)]
 
 
 def _compile_family(args):

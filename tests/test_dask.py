@@ -92,6 +92,11 @@ def test_dtypes_follow_numpy(dtype):
                 assert got.dtype == NAMED[name][1](x, axis=(0, 2)).dtype
 
 
+def test_zero_d_and_no_axis():
+    same(ops.reduce_argmax(da.from_array(np.array(3.0))).compute(), np.argmax(np.array(3.0)))
+    same(ops.reduce_sum(da.from_array(X, chunks=CHUNKS), axis=()).compute(), np.sum(X, axis=()))
+
+
 def test_argmax_finds_the_first_of_ties_and_nan_across_blocks():
     x = np.zeros((6, 9))
     x[:, 2] = x[:, 7] = 5  # ties in different blocks: the first wins

@@ -93,6 +93,16 @@ def test_count_nonzero_ptp_and_minmax_match_numpy(dtype):
     close(ops.reduce_ptp(wrap, axis=1), np.ptp(wrap, axis=1), wrap.dtype)  # wraps, as NumPy's
 
 
+def test_edges_the_review_found():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        assert np.isnan(ops.reduce_nanvar(np.array([np.inf, np.nan])))  # inf - inf, as NumPy's
+        for x in (np.array([1, 2]), np.array([[1, 2], [3, 3]])):  # ints: numpy.var's inf, not NaN
+            close(ops.reduce_nanvar(x, axis=-1, ddof=2), np.nanvar(x, axis=-1, ddof=2), x.dtype)
+    extremes = np.array([np.iinfo(np.int64).min, np.iinfo(np.int64).max])
+    close(ops.reduce_ptp(extremes), np.ptp(extremes), extremes.dtype)  # wraps, with no signed overflow
+
+
 def test_empty_and_bad_input_raise_as_numpy_does():
     empty = np.empty((0, 3), dtype=np.float32)
     for fn in (ops.reduce_nanmax, ops.reduce_nanargmax, ops.reduce_ptp, ops.reduce_minmax):

@@ -107,3 +107,22 @@ def test_the_two_norm_is_scaled_on_the_gpu():
     x = cp.full((3, 1 << 20), 1e20, dtype=cp.float32)
     got = cp.asnumpy(ops.reduce_norm(x, axis=1))
     np.testing.assert_allclose(got, np.sqrt(1 << 20) * 1e20, rtol=1e-5)
+
+
+@pytest.mark.parametrize("shape,axes", PATH_SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", [np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.int32)], ids=lambda d: d.name)
+def test_precise_sums_on_every_path(dtype, shape, axes):
+    x = with_nans(shape, dtype, np.random.default_rng(11), all_nan_row=False)
+    if dtype.kind == "f":
+        x[np.isnan(x)] = 0.25
+    got = _twice(lambda a, axis: ops.reduce_sum(a, axis=axis, precise=True), cp.asarray(x), axes)
+    expect = np.sum(x, axis=axes) if dtype.kind != "f" else np.sum(x.astype(np.float64), axis=axes).astype(dtype)
+    close(got, expect, dtype, rtol=2e-7 if dtype == np.float32 else None)
+
+
+def test_precise_sums_are_correctly_rounded_on_the_gpu():
+    from ops.accuracy import accuracy_cases, correctly_rounded, ulps
+
+    for name, (x, axis) in accuracy_cases(1 << 20).items():
+        got = cp.asnumpy(ops.reduce_sum(cp.asarray(x), axis=axis, precise=True))
+        assert ulps(got, correctly_rounded(x, axis)).max() <= 1, name

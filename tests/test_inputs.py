@@ -56,6 +56,8 @@ def test_the_number_of_inputs():
 
 
 def test_errors_name_the_argument():
+    with pytest.raises(ValueError, match="x: transform identity reads 1 array"):
+        ops.reduce(())
     a = np.ones(3)
     with pytest.raises(ValueError, match=r"x: the inputs' shapes \(3,\), \(4,\) do not broadcast"):
         ops.reduce((a, np.ones(4)), transform=SQDIST)

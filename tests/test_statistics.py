@@ -63,6 +63,19 @@ def test_variance_keeps_its_digits_when_the_shift_is_an_outlier():
         check_mean_var(ops.reduce_mean_var(x, axis=axis), x, axis, rtol=1e-9)
 
 
+def test_one_element_and_infinite_shifts_follow_numpy():
+    """A state of one element has sums of -0.0 and, for inf or NaN, a shift that is not a number:
+    variance +0.0 and NaN as NumPy's; the mean of [inf] is inf."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for row in ([5.0], [np.nan], [np.inf], [-np.inf, -np.inf], [np.inf, 1.0]):
+            x = np.array([row])
+            got, expect = ops.reduce_var(x, axis=1), np.var(x, axis=1)
+            assert np.array_equal(got, expect, equal_nan=True) and not np.signbit(got[~np.isnan(got)]).any(), (row, got)
+        mean, var = ops.reduce_mean_var(np.array([np.inf]))
+        assert mean == np.inf and np.isnan(var)
+
+
 def test_edges_follow_numpy_and_scipy():
     inf, nan = np.inf, np.nan
     with warnings.catch_warnings():
