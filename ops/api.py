@@ -1,7 +1,8 @@
 """The public reductions, with NumPy's semantics.
 
 CuPy arrays run the GPU kernels; NumPy arrays run the NumPy backend built from the same functor
-descriptors; dask arrays give lazy dask arrays, reduced block by block (dask_backend.py). Argument errors are raised before anything runs or is written, and name the argument.
+descriptors; dask arrays give lazy dask arrays, reduced block by block (dask_backend.py). Argument
+errors are raised before anything runs or is written, and name the argument.
 """
 from __future__ import annotations
 
@@ -311,9 +312,11 @@ def _fill(y, fill) -> None:
         y.fill(fill)
 
 
-def _prepare_gpu(shape, dtype, launch, fill, device_id):
+def _prepare_gpu(shape, dtype, launch, fill, device_id, several=False):
     """The prepared call for one input signature: allocate the result and launch, on the input's
-    device and the current stream. A closure: the cheapest call Python has."""
+    device and the current stream. A closure: the cheapest call Python has. `several`: the call
+    takes a tuple of CuPy arrays (a transform of several inputs); their broadcast views share their
+    addresses, so the launch takes the arrays' own."""
     dtype = dtypes.storage(dtype)
     if launch is None:
         return _GpuFill(shape, dtype, fill, device_id)
@@ -326,27 +329,18 @@ def _prepare_gpu(shape, dtype, launch, fill, device_id):
         # ndarray over a pool allocation: what cupy.empty does, at half its Python cost
         mem = _alloc(nbytes)
         y = _ndarray(shape, dtype, mem)
-        run(x.data.ptr, mem.ptr, _current_stream().ptr, device_id)
+        if several:
+            launch(x[0].data.ptr, mem.ptr, _current_stream().ptr, device_id, [a.data.ptr for a in x[1:]])
+        else:
+            run(x.data.ptr, mem.ptr, _current_stream().ptr, device_id)
         return y
 
     return call
 
 
 def _prepare_inputs(shape, dtype, launch, fill, device_id):
-    """The prepared call of a transform of several CuPy arrays (a tuple, as `reduce` takes it):
-    their broadcast views share their addresses, so the launch takes the arrays' own."""
-    dtype = dtypes.storage(dtype)
-    if launch is None:
-        return _GpuFill(shape, dtype, fill, device_id)
-    nbytes = math.prod(shape) * dtype.itemsize
-
-    def call(xs):
-        with _cupy().cuda.Device(device_id):
-            mem = _alloc(nbytes)
-            launch(xs[0].data.ptr, mem.ptr, _current_stream().ptr, device_id, [a.data.ptr for a in xs[1:]])
-            return _ndarray(shape, dtype, mem)
-
-    return call
+    """The prepared call of a transform of several CuPy arrays (see `_prepare_gpu`)."""
+    return _prepare_gpu(shape, dtype, launch, fill, device_id, several=True)
 
 
 def _prepare_results(shape, dtype, launch, fill, device_id, per_output: int):
@@ -404,12 +398,14 @@ def _public(fn, name: str, doc: str):
     return fn
 
 
-def _named(name: str, op, epilogue=kps.NONE, doc: str = ""):
-    identity = kps.IDENTITY
-    table = _table(op, identity, epilogue)
+def _named(name: str, op, epilogue=kps.NONE, doc: str = "", transform=kps.IDENTITY, after=None):
+    """A named reduction of the sum's signature. `after(result)`: a look at the result before it is
+    returned (NumPy's warnings for the NaN-skipping ops, ops/family.py)."""
+    table = _table(op, transform, epilogue)
 
     def fn(x, axis=None, keepdims=False, dtype=None, out=None):
-        return _run(x, axis, op, identity, keepdims, dtype, out, epilogue, table if out is None else None)
+        result = _run(x, axis, op, transform, keepdims, dtype, out, epilogue, table if out is None else None)
+        return result if after is None else after(result)
 
     return _public(fn, name, f"{doc}\n\nNumPy semantics: `axis` None, an int or a tuple of ints; `keepdims`; `dtype`"
                    " for the result (and the accumulation); `out` of the result's shape. CuPy arrays in -> CuPy out"
@@ -418,12 +414,12 @@ def _named(name: str, op, epilogue=kps.NONE, doc: str = ""):
 
 def _summed(name: str, epilogue, precise_epilogue, doc: str):
     """sum and mean, with `precise=True` for the compensated state (kps/precise.py)."""
-    op, identity = kps.ADD, kps.IDENTITY
-    table, precise_table = _table(op, identity, epilogue), _table(precise.NEUMAIER, identity, precise_epilogue)
+    op, identity, precise_op = kps.ADD, kps.IDENTITY, precise.NEUMAIER
+    table, precise_table = _table(op, identity, epilogue), _table(precise_op, identity, precise_epilogue)
 
     def fn(x, axis=None, keepdims=False, dtype=None, out=None, precise=False):
         if precise is True:
-            return _run(x, axis, _NEUMAIER, identity, keepdims, dtype, out, precise_epilogue,
+            return _run(x, axis, precise_op, identity, keepdims, dtype, out, precise_epilogue,
                         precise_table if out is None else None)
         if precise is not False:
             raise TypeError(f"precise: expected a bool, got {precise!r}")
@@ -435,7 +431,6 @@ def _summed(name: str, epilogue, precise_epilogue, doc: str):
                    " are the correctly rounded sum where the data cancel or mix magnitudes.")
 
 
-_NEUMAIER = precise.NEUMAIER
 reduce_sum = _summed("reduce_sum", kps.NONE, precise.PRECISE_SUM, "Sum of elements over the given axes (numpy.sum).")
 reduce_mean = _summed("reduce_mean", kps.MEAN, precise.PRECISE_MEAN, "Arithmetic mean over the given axes (numpy.mean).")
 reduce_max = _named("reduce_max", kps.MAX, doc="Maximum over the given axes; NaN propagates (numpy.max).")
@@ -457,40 +452,50 @@ def _check_ddof(ddof) -> int:
     return ddof
 
 
-def _welford(name: str, epilogue_for, doc: str):
-    op, identity = statistics.WELFORD, kps.IDENTITY
+def _welford(name: str, epilogue_for, doc: str, op=statistics.WELFORD, after=None):
+    """A named reduction of a Welford state with `ddof`: `epilogue_for(ddof, x)` picks the epilogue."""
+    identity = kps.IDENTITY
 
     def fn(x, axis=None, keepdims=False, dtype=None, out=None, ddof=0):
-        epilogue = epilogue_for(_check_ddof(ddof))
-        return _run(x, axis, op, identity, keepdims, dtype, out, epilogue,
-                    _table(op, identity, epilogue) if out is None else None)
+        epilogue = epilogue_for(_check_ddof(ddof), x)
+        result = _run(x, axis, op, identity, keepdims, dtype, out, epilogue,
+                      _table(op, identity, epilogue) if out is None else None)
+        return result if after is None else after(result)
 
-    return _public(fn, name, (
-        f"{doc}\n\nOne pass over the data (kps.WELFORD: the count and the sums of the deviations from a shift"
-        " taken among the data, and of their squares), so data far from zero keep their digits. The divisor is max(n - ddof, 0), as in NumPy: ddof >= n"
-        " gives inf (NaN where every value is equal). Ints and bool give float64; float16 accumulates in"
-        " float32. Otherwise the signature and semantics of the other ops, plus `ddof`."
-    ))
+    return _public(fn, name, doc)
 
 
-def _arg(name: str, op, doc: str):
+_WELFORD_DOC = (
+    "\n\nOne pass over the data (kps.WELFORD: the count and the sums of the deviations from a shift taken"
+    " among the data, and of their squares), so data far from zero keep their digits. The divisor is"
+    " max(n - ddof, 0), as in NumPy: ddof >= n gives inf (NaN where every value is equal). Ints and bool give"
+    " float64; float16 accumulates in float32. Otherwise the signature and semantics of the other ops, plus `ddof`.")
+
+
+def _arg(name: str, op, doc: str, after=None):
+    """A named arg-reduction: `(x, axis=None, keepdims=False, out=None)`, int64 indices."""
     identity, epilogue = kps.IDENTITY, kps.INDEX
     table = _table(op, identity, epilogue)
 
     def fn(x, axis=None, keepdims=False, out=None):
-        return _run(x, axis, op, identity, keepdims, None, out, epilogue, table if out is None else None)
+        result = _run(x, axis, op, identity, keepdims, None, out, epilogue, table if out is None else None)
+        return result if after is None else after(result)
 
-    return _public(fn, name, (
-        f"{doc}\n\nNumPy semantics (int64 indices; of equal values the first wins; a NaN beats every number,"
-        " the first NaN wins; an empty reduced range raises ValueError; `out` an integer array) with"
-        " `axis` None (the index into the flattened array), an int, or a tuple of ints: then the index into"
-        " the reduced axes flattened in C order, as `numpy.unravel_index(i, [x.shape[a] for a in axes])`"
-        " unravels it. One pass: each element's index travels with its value."
-    ))
+    return _public(fn, name, doc)
 
 
-reduce_argmax = _arg("reduce_argmax", kps.ARGMAX, "Index of the largest element over the given axes (numpy.argmax).")
-reduce_argmin = _arg("reduce_argmin", kps.ARGMIN, "Index of the smallest element over the given axes (numpy.argmin).")
+_ARG_DOC = (
+    "\n\nNumPy semantics (int64 indices; of equal values the first wins; a NaN beats every number, the first NaN"
+    " wins; an empty reduced range raises ValueError; `out` an integer array) with `axis` None (the index into"
+    " the flattened array), an int, or a tuple of ints: then the index into the reduced axes flattened in C"
+    " order, as `numpy.unravel_index(i, [x.shape[a] for a in axes])` unravels it. One pass: each element's"
+    " index travels with its value.")
+
+
+reduce_argmax = _arg("reduce_argmax", kps.ARGMAX,
+                     "Index of the largest element over the given axes (numpy.argmax)." + _ARG_DOC)
+reduce_argmin = _arg("reduce_argmin", kps.ARGMIN,
+                     "Index of the smallest element over the given axes (numpy.argmin)." + _ARG_DOC)
 
 def reduce_mean_var(x, axis=None, keepdims=False, dtype=None, ddof=0):
     """The mean and the variance over the given axes from one read of `x` (batch-norm statistics):
@@ -501,8 +506,10 @@ def reduce_mean_var(x, axis=None, keepdims=False, dtype=None, ddof=0):
     return _run(x, axis, op, identity, keepdims, dtype, None, epilogue, _table(op, identity, epilogue))
 
 
-reduce_var = _welford("reduce_var", statistics.variance, "Variance over the given axes (numpy.var).")
-reduce_std = _welford("reduce_std", statistics.std, "Standard deviation over the given axes (numpy.std).")
+reduce_var = _welford("reduce_var", lambda ddof, x: statistics.variance(ddof),
+                      "Variance over the given axes (numpy.var)." + _WELFORD_DOC)
+reduce_std = _welford("reduce_std", lambda ddof, x: statistics.std(ddof),
+                      "Standard deviation over the given axes (numpy.std)." + _WELFORD_DOC)
 reduce_logsumexp = _named(
     "reduce_logsumexp", statistics.LOGSUMEXP, statistics.LOG_OF_SUM,
     doc="log(sum(exp(x))) over the given axes in one pass (scipy.special.logsumexp): a running maximum"

@@ -17,7 +17,7 @@ import kps
 from kps import extrema, nan, norms
 
 from . import dask_backend, interop
-from .api import _check_ddof, _cupy, _is_cupy, _public, _run, _table
+from .api import _arg, _cupy, _is_cupy, _named, _run, _table, _welford
 
 
 def _looks(result, test) -> bool:
@@ -26,13 +26,9 @@ def _looks(result, test) -> bool:
     for r in result if isinstance(result, tuple) else (result,):
         if dask_backend.is_dask(r):
             continue
-        if interop.is_torch(r):
-            if bool(test(r).any()):
-                return True
-        elif _is_cupy(r):
-            if bool(test(r).any()):
-                return True
-        elif bool(np.any(test(np.asarray(r)))):
+        if not (interop.is_torch(r) or _is_cupy(r)):
+            r = np.asarray(r)
+        if bool(test(r).any()):
             return True
     return False
 
@@ -45,38 +41,31 @@ def _isnan(r):
     return np.isnan(r) if r.dtype.kind in "fc" else np.zeros(r.shape, dtype=bool)
 
 
-def _warn_on_nan(result, message: str):
-    if _looks(result, _isnan):
-        warnings.warn(message, RuntimeWarning, stacklevel=3)
-    return result
-
-
-def _named(name, op, transform, epilogue, doc, message=None):
-    table = _table(op, transform, epilogue)
-
-    def fn(x, axis=None, keepdims=False, dtype=None, out=None):
-        result = _run(x, axis, op, transform, keepdims, dtype, out, epilogue, table if out is None else None)
-        return _warn_on_nan(result, message) if message else result
-
-    return _public(fn, name, doc)
+def _warns(message: str):
+    """The look after a call that warns as NumPy does where a result is NaN."""
+    def after(result):
+        if _looks(result, _isnan):
+            warnings.warn(message, RuntimeWarning, stacklevel=3)
+        return result
+    return after
 
 
 reduce_nansum = _named(
-    "reduce_nansum", kps.ADD, nan.NAN_TO_ZERO, kps.NONE,
-    "Sum over the given axes, NaN counted as zero (numpy.nansum): a slice of NaN sums to 0.")
+    "reduce_nansum", kps.ADD, kps.NONE,
+    "Sum over the given axes, NaN counted as zero (numpy.nansum): a slice of NaN sums to 0.", nan.NAN_TO_ZERO)
 reduce_nanmean = _named(
-    "reduce_nanmean", nan.SUM_COUNT, kps.IDENTITY, nan.MEAN_OF_NUMBERS,
+    "reduce_nanmean", nan.SUM_COUNT, nan.MEAN_OF_NUMBERS,
     "Mean of the numbers over the given axes, NaN skipped (numpy.nanmean): a slice of NaN gives NaN and"
-    " NumPy's RuntimeWarning 'Mean of empty slice'.", "Mean of empty slice")
+    " NumPy's RuntimeWarning 'Mean of empty slice'.", after=_warns("Mean of empty slice"))
 reduce_nanmax = _named(
-    "reduce_nanmax", nan.NANMAX, kps.IDENTITY, kps.NONE,
+    "reduce_nanmax", nan.NANMAX, kps.NONE,
     "Largest number over the given axes, NaN skipped (numpy.nanmax): a slice of NaN gives NaN and"
     " NumPy's RuntimeWarning 'All-NaN slice encountered'; an empty one raises ValueError.",
-    "All-NaN slice encountered")
+    after=_warns("All-NaN slice encountered"))
 reduce_nanmin = _named(
-    "reduce_nanmin", nan.NANMIN, kps.IDENTITY, kps.NONE,
+    "reduce_nanmin", nan.NANMIN, kps.NONE,
     "Smallest number over the given axes, NaN skipped (numpy.nanmin); as reduce_nanmax.",
-    "All-NaN slice encountered")
+    after=_warns("All-NaN slice encountered"))
 
 
 def _is_float(x) -> bool:
@@ -91,51 +80,41 @@ def _is_float(x) -> bool:
     return dt.kind == "f" or kps.dtypes.is_half(dt)
 
 
-def _nan_welford(name: str, epilogue_for, plain_for, doc: str):
-    op, identity = nan.NAN_WELFORD, kps.IDENTITY
-
-    def fn(x, axis=None, keepdims=False, dtype=None, out=None, ddof=0):
-        # without NaN (ints, bool) numpy.nanvar is numpy.var: ddof >= n gives inf, not NaN
-        epilogue = (epilogue_for if _is_float(x) else plain_for)(_check_ddof(ddof))
-        result = _run(x, axis, op, identity, keepdims, dtype, out, epilogue,
-                      _table(op, identity, epilogue) if out is None else None)
-        return _warn_on_nan(result, "Degrees of freedom <= 0 for slice.")
-
-    return _public(fn, name, doc)
+def _nan_welford(nan_for, plain_for):
+    """nanvar's and nanstd's epilogue: NaN where n - ddof <= 0 for floats; without NaN (ints, bool)
+    numpy.nanvar is numpy.var, whose ddof >= n gives inf."""
+    return lambda ddof, x: (nan_for if _is_float(x) else plain_for)(ddof)
 
 
-reduce_nanvar = _nan_welford(
-    "reduce_nanvar", nan.nan_variance, kps.variance,
+_DOF = _warns("Degrees of freedom <= 0 for slice.")
+reduce_nanvar = _welford(
+    "reduce_nanvar", _nan_welford(nan.nan_variance, kps.variance),
     "Variance of the numbers over the given axes, NaN skipped (numpy.nanvar), one pass as reduce_var:"
-    " NaN where n - ddof <= 0 (a slice of NaN too), with NumPy's RuntimeWarning.")
-reduce_nanstd = _nan_welford(
-    "reduce_nanstd", nan.nan_std, kps.std,
-    "Standard deviation of the numbers over the given axes, NaN skipped (numpy.nanstd); as reduce_nanvar.")
+    " NaN where n - ddof <= 0 (a slice of NaN too), with NumPy's RuntimeWarning.", nan.NAN_WELFORD, _DOF)
+reduce_nanstd = _welford(
+    "reduce_nanstd", _nan_welford(nan.nan_std, kps.std),
+    "Standard deviation of the numbers over the given axes, NaN skipped (numpy.nanstd); as reduce_nanvar.",
+    nan.NAN_WELFORD, _DOF)
 
 
-def _nan_arg(name: str, op, doc: str):
-    identity, epilogue = kps.IDENTITY, kps.INDEX
-    table = _table(op, identity, epilogue)
-
-    def fn(x, axis=None, keepdims=False, out=None):
-        result = _run(x, axis, op, identity, keepdims, None, out, epilogue, table if out is None else None)
-        if _looks(result, lambda r: r == nan.NO_INDEX):
-            raise ValueError("All-NaN slice encountered")
-        return result
-
-    return _public(fn, name, doc)
+def _all_nan_raises(result):
+    """An index the identity kept: the slice held nothing but NaN (NumPy's ValueError)."""
+    if _looks(result, lambda r: r == nan.NO_INDEX):
+        raise ValueError("All-NaN slice encountered")
+    return result
 
 
-reduce_nanargmax = _nan_arg(
+reduce_nanargmax = _arg(
     "reduce_nanargmax", nan.NANARGMAX,
     "Index of the largest number over the given axes, NaN skipped (numpy.nanargmax): a slice of NaN"
     " raises ValueError('All-NaN slice encountered') after the call (an `out` then holds int64's"
     " largest value there; a dask array raises it when computed); otherwise as reduce_argmax. Where the"
     " largest number is -inf and a NaN comes before it, NumPy answers the NaN's index (it reads NaN as"
-    " -inf); this answers the first -inf's.")
-reduce_nanargmin = _nan_arg(
+    " -inf); this answers the first -inf's.", _all_nan_raises)
+reduce_nanargmin = _arg(
     "reduce_nanargmin", nan.NANARGMIN,
-    "Index of the smallest number over the given axes, NaN skipped (numpy.nanargmin); as reduce_nanargmax.")
+    "Index of the smallest number over the given axes, NaN skipped (numpy.nanargmin); as reduce_nanargmax.",
+    _all_nan_raises)
 
 _COUNT = _table(kps.ADD, kps.NONZERO, kps.NONE)
 

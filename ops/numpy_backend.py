@@ -60,8 +60,7 @@ def _typed(result, f: Functors):
 def _reduce_state(t: np.ndarray, axes, keepdims: bool, f: Functors, index=None) -> dict:
     """Every output's state, a dict of field arrays of the result's shape: the reduced axes moved
     last and flattened, each element lifted, then merged (see `_merge_flat`)."""
-    kept = [a for a in range(t.ndim) if a not in axes]
-    flat = np.transpose(t, kept + list(axes)).reshape([t.shape[a] for a in kept] + [math.prod(t.shape[a] for a in axes)])
+    kept, flat = _reduced_last(t, axes)
     n = flat.shape[-1]
     if n == 0:
         state = _typed_state({k: np.full(flat.shape[:-1] + (1,), v) for k, v in f.op.identity(f.value_dtype).items()}, f)
@@ -75,6 +74,12 @@ def _reduce_state(t: np.ndarray, axes, keepdims: bool, f: Functors, index=None) 
     state = _merge_flat(state, f)
     shape = [1 if a in axes else t.shape[a] for a in range(t.ndim)] if keepdims else [t.shape[a] for a in kept]
     return {k: v.reshape(shape) for k, v in state.items()}
+
+
+def _reduced_last(a: np.ndarray, axes):
+    """(the kept axes, `a` with the reduced axes moved last and flattened into one)."""
+    kept = [i for i in range(a.ndim) if i not in axes]
+    return kept, np.transpose(a, kept + list(axes)).reshape([a.shape[i] for i in kept] + [math.prod(a.shape[i] for i in axes)])
 
 
 def _typed_state(state, f: Functors) -> dict:
@@ -111,9 +116,7 @@ def merge_states(acc: np.ndarray, axes, f: Functors) -> np.ndarray:
     if not f.op.state:
         with np.errstate(all="ignore"):
             return f.op.numpy.reduce(acc, axis=axes, dtype=f.acc_dtype, keepdims=True)
-    kept = [a for a in range(acc.ndim) if a not in axes]
-    order = kept + list(axes)
-    flat = np.transpose(acc, order).reshape([acc.shape[a] for a in kept] + [math.prod(acc.shape[a] for a in axes)])
+    flat = _reduced_last(acc, axes)[1]
     with np.errstate(all="ignore"):
         merged = _merge_flat({k: flat[k] for k in f.acc_dtype.names}, f)
     return _pack(merged, f).reshape([1 if a in axes else n for a, n in enumerate(acc.shape)])

@@ -173,25 +173,24 @@ __device__ __forceinline__ void LoadShifted(T (&dst)[NX], const T* src) {
 
 // A Zip's vector: its first input aligned (the planner checked that one), the others shifted
 // where they lie off its grid.
-template <int NX>
-__device__ __forceinline__ void LoadShiftedVector(Pack<> (&)[NX], Zip<>) {}
-template <int NX, typename T, typename... Rest>
-__device__ __forceinline__ void LoadShiftedVector(Pack<T, Rest...> (&dst)[NX], Zip<T, Rest...> src) {
+template <int NX, bool HeadAligned>
+__device__ __forceinline__ void LoadZip(Pack<> (&)[NX], Zip<>) {}
+template <int NX, bool HeadAligned, typename T, typename... Rest>
+__device__ __forceinline__ void LoadZip(Pack<T, Rest...> (&dst)[NX], Zip<T, Rest...> src) {
   T head[NX];
   Pack<Rest...> tail[NX];
-  LoadShifted<NX>(head, src.head);
-  LoadShiftedVector<NX>(tail, src.tail);
+  if constexpr (HeadAligned) {
+    LoadVector<NX>(head, src.head);
+  } else {
+    LoadShifted<NX>(head, src.head);
+  }
+  LoadZip<NX, false>(tail, src.tail);
 #pragma unroll
   for (int x = 0; x < NX; ++x) dst[x] = {head[x], tail[x]};
 }
 template <int NX, typename T, typename... Rest>
 __device__ __forceinline__ void LoadVector(Pack<T, Rest...> (&dst)[NX], Zip<T, Rest...> src) {
-  T head[NX];
-  Pack<Rest...> tail[NX];
-  LoadVector<NX>(head, src.head);
-  LoadShiftedVector<NX>(tail, src.tail);
-#pragma unroll
-  for (int x = 0; x < NX; ++x) dst[x] = {head[x], tail[x]};
+  LoadZip<NX, true>(dst, src);
 }
 
 // Bytes of one element of an input: of a Pack, its first input's (the inputs share it wherever
