@@ -1,11 +1,14 @@
 """Vector norms as numpy.linalg.norm defines them for vectors, as descriptors (ord 1, 2, inf, -inf,
 0 and any other p), over any axes.
 
-The 2-norm is scaled, as BLAS nrm2 is: its state is the largest magnitude m so far and the sum s
-of the squares of the magnitudes over m, so nothing squares past the type's range (float32 values
-of 1e20: NumPy's sqrt(dot(x, x)) is inf there). Merging two states scales the smaller one's sum by
-its m over the larger's; a NaN wins. The others are a transform, a plain reduction and an epilogue.
-Ints and bool give float64, floats keep their type (16-bit floats accumulate in float32).
+The 2-norm never overflows where its sum of squares would. Data narrower than float64 (float32,
+the 16-bit floats, ints, bool) square and sum in float64, whose range holds the square of any of
+their values (float32 values of 1e20: NumPy's sqrt(dot(x, x)) is inf there): one multiply-add per
+element. float64 data are scaled, as BLAS nrm2 is: the state is the largest magnitude m so far
+and the sum s of the squares of the magnitudes over m; merging two states scales the smaller
+one's sum by its m over the larger's; a NaN wins. The others are a transform, a plain reduction
+and an epilogue. Ints and bool give float64; floats keep their type (16-bit floats accumulate in
+float32, or float64 for the 2-norm).
 """
 from __future__ import annotations
 
@@ -14,6 +17,20 @@ from functools import lru_cache
 import numpy as np
 
 from .functors import ABS, ADD, IDENTITY, MAX, MIN, Epilogue, ReduceOp, TransformOp, _accumulate_mean
+
+
+def _accumulate_in_double(dtype: np.dtype, requested):
+    """numpy.linalg.norm's result type (ints and bool -> float64, floats keep theirs), summed in float64."""
+    _, out = _accumulate_mean(dtype, requested)
+    return np.dtype(np.float64), out
+
+
+#: The sum of the squares in float64.
+SUM_OF_SQUARES = ReduceOp("sum_of_squares", combine="a + b", identity=lambda dt: 0, numpy=np.add,
+                          accumulate=_accumulate_in_double, lift="x * x", numpy_lift=np.square)
+
+#: sqrt(a): the 2-norm from SUM_OF_SQUARES.
+ROOT = Epilogue("root", "sqrt(a)", lambda a, n: np.sqrt(a))
 
 
 def _scaled_combine(a, b):
@@ -66,10 +83,11 @@ NONZERO_COUNT = TransformOp("nonzero_count", "x != 0",
                             numpy=lambda x: (x != 0).astype(x.dtype if x.dtype.kind == "f" else np.float64))
 
 
-def descriptors(ord):
-    """(op, transform, epilogue) of the vector norm of order `ord` (a number, inf or -inf)."""
+def descriptors(ord, float64: bool = False):
+    """(op, transform, epilogue) of the vector norm of order `ord` (a number, inf or -inf) of data
+    that are float64 or narrower."""
     if ord == 2:
-        return SCALED_SQUARES, IDENTITY, SCALED_ROOT
+        return (SCALED_SQUARES, IDENTITY, SCALED_ROOT) if float64 else (SUM_OF_SQUARES, IDENTITY, ROOT)
     if ord == 1:
         return ADD, ABS, AS_FLOAT
     if ord == np.inf:

@@ -40,9 +40,8 @@ def _combine(a, b):
 
 NEUMAIER = ReduceOp(
     "neumaier",
-    combine=("acc_t r; r.s = a.s + b.s;"
-             " const value_t e = (a.s < 0 ? -a.s : a.s) >= (b.s < 0 ? -b.s : b.s) ? (a.s - r.s) + b.s : (b.s - r.s) + a.s;"
-             " r.c = (a.c + b.c) + e; return r;"),
+    combine=("acc_t r; r.s = a.s + b.s; const bool a_big = kps::Abs(a.s) >= kps::Abs(b.s);"
+             " r.c = (a.c + b.c) + (((a_big ? a.s : b.s) - r.s) + (a_big ? b.s : a.s)); return r;"),
     identity=lambda dt: {"s": 0, "c": 0},
     numpy=_combine,
     accumulate=_accumulate_precise,

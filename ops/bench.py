@@ -8,6 +8,7 @@ against NumPy, so the command works on any machine.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import sys
@@ -54,6 +55,7 @@ def _logsumexp_peer(xp, x, axes):
 #: torch function: its name, a callable (torch, t, axes), or None)
 OPS = {
     "sum": (ops.reduce_sum, "sum", "sum"),
+    "sum_precise": (functools.partial(ops.reduce_sum, precise=True), "sum", "sum"),
     "mean": (ops.reduce_mean, "mean", "mean"),
     "max": (ops.reduce_max, "max", "amax"),
     "min": (ops.reduce_min, "min", "amin"),

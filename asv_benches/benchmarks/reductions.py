@@ -17,7 +17,8 @@ HEADLINE_CASES = ["full_1d_256M", "nchw_stats_128x64x56x56"]
 OPS = ["sum", "mean", "max", "min", "prod", "all", "any"]
 #: Reductions with a state of several fields (kps/statistics.py, kps/arg.py), tracked on float32 against the peers.
 STATE_OPS = ["argmax", "argmin", "var", "std", "logsumexp", "mean_var"]
-FAMILY_OPS = ["nansum", "nanmean", "nanmax", "nanvar", "nanargmax", "count_nonzero", "ptp", "minmax", "norm"]
+FAMILY_OPS = ["nansum", "nanmean", "nanmax", "nanvar", "nanargmax", "count_nonzero", "ptp", "minmax", "norm",
+              "sum_precise"]
 DTYPES = ["float32", "float16", "int32", "bool"]
 IMPLS = ["kps", "cupy", "torch"]
 

@@ -64,6 +64,13 @@ struct Lifter { __device__ static Acc Apply(From x, long long) { return Cast<Acc
 template <typename Acc, typename From>
 __device__ __forceinline__ Acc Lift(From x, long long i) { return Lifter<Acc, From>::Apply(x, i); }
 
+// |x|: fabs for float and double (a free operand modifier where the result is compared or added),
+// x < 0 ? -x : x for the other types.
+__device__ __forceinline__ float Abs(float x) { return fabsf(x); }
+__device__ __forceinline__ double Abs(double x) { return fabs(x); }
+template <typename T>
+__device__ __forceinline__ T Abs(T x) { return x < T(0) ? -x : x; }
+
 // exp(x) as a rescaling factor (x <= 0, a result in [0, 1]: logsumexp's): ex2.approx for float,
 // within 2 ulp, which a sum of such terms does not feel; exp for double.
 __device__ __forceinline__ float ExpScale(float x) {
