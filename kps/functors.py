@@ -83,10 +83,6 @@ class ReduceOp:
     field: `numpy_lift(x)` and `numpy(a, b)`. CUDA text containing `return` is a function body,
     anything else one expression. The epilogue reads the fields as `a.name`.
 
-    A scalar op may declare `lift` (and `numpy_lift`) too: each element's accumulator from its
-    value in the accumulate dtype (the sum of squares: `x * x` in float64 for float32 data, so
-    nothing squares past float32's range).
-
     `indexed=True` (a state op only) gives `lift` each element's index in the reduced range as `i`
     (`long long`; NumPy: `numpy_lift(x, i)` with an int64 array): its place in the C-order
     flattening of the reduced axes, the same on every kernel path (argmax: kps/arg.py).
@@ -118,8 +114,6 @@ class ReduceOp:
             raise ValueError(f"state: duplicate field names in {self.state!r}")
         if self.state and not (self.lift and callable(self.numpy_lift)):
             raise TypeError("lift: a state needs `lift` (CUDA) and `numpy_lift` (NumPy)")
-        if self.lift and not callable(self.numpy_lift):
-            raise TypeError("numpy_lift: a `lift` needs its NumPy twin")
         if self.indexed and not self.state:
             raise TypeError("indexed: only a state op receives the element's index (declare `state` and `lift`)")
 
@@ -296,15 +290,11 @@ class Functors:
         else:
             acc = dtypes.cuda_type(self.acc_dtype)
             identity = dtypes.cuda_literal(self.op.identity(self.acc_dtype), self.acc_dtype)
-            lift = (f"  typedef {acc} value_t;\n"
-                    f"  __device__ static acc_t Lift(value_t x, long long i) {{ {_body(self.op.lift)} }}\n"
-                    if self.op.lift else "")
             reduce = (
                 f"struct {self.reduce_struct} {{\n"
                 f"  typedef {acc} acc_t;\n"
                 f"  __device__ static acc_t Identity() {{ return {identity}; }}\n"
                 f"  __device__ static acc_t Combine(acc_t a, acc_t b) {{ return {self.op.combine}; }}\n"
-                + lift +
                 f"}};\n"
             )
         return (
@@ -317,7 +307,7 @@ class Functors:
             + (f"namespace kps {{\ntemplate <>\nstruct Lifter<{acc}, {res}> {{\n"
                f"  __device__ static {acc} Apply({res} x, long long i) {{\n"
                f"    return {self.reduce_struct}::Lift(Cast<{self.reduce_struct}::value_t>(x), i);\n  }}\n"
-               f"}};\n}}  // namespace kps\n" if self.op.lift else "") +
+               f"}};\n}}  // namespace kps\n" if self.op.state else "") +
             f"struct {self.epilogue_struct} {{\n"
             f"  typedef {acc} acc_t;\n"
             + self._render_epilogue(out) +

@@ -25,12 +25,17 @@ def _accumulate_in_double(dtype: np.dtype, requested):
     return np.dtype(np.float64), out
 
 
-#: The sum of the squares in float64.
-SUM_OF_SQUARES = ReduceOp("sum_of_squares", combine="a + b", identity=lambda dt: 0, numpy=np.add,
-                          accumulate=_accumulate_in_double, lift="x * x", numpy_lift=np.square)
+# The sum of the squares in float64, as a state of one field: the kernels then keep one
+# accumulator a thread and bound its registers as for any state, where a scalar float64 accumulator
+# of float32 data ran 3-11% slower on the H100 (256M float32: 405.3 -> 379.9 us; 4096 x 65536
+# columns 381.0 -> 367.9 us), behind torch.linalg.vector_norm.
+SUM_OF_SQUARES = ReduceOp("sum_of_squares", combine="acc_t r; r.s = a.s + b.s; return r;",
+                          identity=lambda dt: {"s": 0}, numpy=lambda a, b: {"s": a["s"] + b["s"]},
+                          accumulate=_accumulate_in_double, state=(("s", "acc"),),
+                          lift="acc_t r; r.s = x * x; return r;", numpy_lift=lambda x: {"s": np.square(x)})
 
-#: sqrt(a): the 2-norm from SUM_OF_SQUARES.
-ROOT = Epilogue("root", "sqrt(a)", lambda a, n: np.sqrt(a))
+#: sqrt(s): the 2-norm from SUM_OF_SQUARES.
+ROOT = Epilogue("root", "sqrt(a.s)", lambda a, n: np.sqrt(a["s"]))
 
 
 def _scaled_combine(a, b):

@@ -44,8 +44,6 @@ def _accumulate(t: np.ndarray, axes, keepdims: bool, f: Functors, index=None):
         if f.op.state:
             return _reduce_state(t, axes, keepdims, f, index)
         t = t.astype(f.acc_dtype, copy=False)
-        if f.op.lift:
-            t = np.asarray(f.op.numpy_lift(t), dtype=f.acc_dtype)
         if t.size == 0 and math.prod(t.shape[a] for a in axes) == 0:
             shape = [1 if a in axes else n for a, n in enumerate(t.shape)]
             acc = np.full(shape, f.op.identity(f.acc_dtype), dtype=f.acc_dtype)

