@@ -278,7 +278,7 @@ def run_gpu_case(case: Case, op: str, ceiling: float, dtype=None, repeat: int = 
     axes = case.axes
     nbytes = case.nbytes(np.dtype(f"u{itemsize}"))
     row = {"case": case.name, "op": op, "dtype": name, "MB": nbytes / 1e6}
-    row["ok"] = check_result(ours(x, axis=axes), x, op, axes)
+    row["ok"] = check_result(ours(x, axis=axes), x, op, axes, on_gpu=isinstance(x, cupy.ndarray))
     time_against_peers(row, op, x, axes, nbytes, ceiling, repeat)
     row["GBps"] = nbytes / row["ours_us"] / 1e3
     del x
