@@ -7,20 +7,31 @@ caller's current stream, with scratch for split reductions from CuPy's memory po
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
-from typing import Callable, Dict, Tuple
+from typing import Callable, Dict
 
 import kps
-from kps import compiler
+from kps import cache, compiler
 from kps.functors import Functors
 
 from . import config, params, source
 from .params import MORE_INPUTS, PARTIALS, SEMAPHORES, X, Y
 
 _lock = threading.Lock()
-_launches: Dict[tuple, "Launch"] = {}
-_workspaces: Dict[tuple, Tuple[int, int, object]] = {}
+#: Call signature -> Launch, and (device, stream, thread) -> (address, size, the array keeping it):
+#: bounded (kps/cache.py), and forgotten by a forked child.
+_launches = cache.device_state(cache.Lru())
+_workspaces = cache.device_state(cache.Lru())
 _sm_counts: Dict[int, int] = {}
+
+
+def _reset_in_child() -> None:
+    global _lock
+    _lock = threading.Lock()  # another thread may have held it at the fork
+
+
+os.register_at_fork(after_in_child=_reset_in_child)
 
 
 def sm_count(device_id: int) -> int:
@@ -76,7 +87,7 @@ def _workspace(key: tuple, nbytes: int) -> tuple:
             ws = _workspaces.get(key)
             if ws is None or ws[1] < nbytes:
                 buf = cupy.zeros(max(nbytes, 1 << 20), dtype=cupy.uint8)
-                ws = _workspaces[key] = (buf.data.ptr, buf.nbytes, buf)
+                ws = _workspaces.put(key, (buf.data.ptr, buf.nbytes, buf), replace=True)
     return ws
 
 
@@ -145,6 +156,8 @@ class Launch:
             ws = _workspaces.get(key)
             if ws is None or ws[1] < need:
                 ws = _workspace(key, need)
+            else:
+                _workspaces.touch(key)
         with self._call_lock:
             p = self._params
             p[X] = x_ptr + self._x_offset
@@ -168,7 +181,8 @@ def get_launch(key: tuple, make_cfg: Callable[[int], config.ReduceConfig], funct
         cfg = make_cfg(launch.occupancy())
         if cfg != launch.cfg:
             launch = Launch(cfg, functors, device_id)
-        with _lock:
-            launch = _launches.setdefault(key, launch)
+        launch = _launches.put(key, launch)
+    else:
+        _launches.touch(key)
     return launch
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Sequence
 
+from . import cache
+
 #: The primitives' headers; callers add their own kernel folders through `include_dirs`.
 INCLUDE_DIR = Path(__file__).resolve().parent / "include"
 _OPTIONS = ("-std=c++17", "-DNDEBUG")
@@ -31,8 +33,23 @@ class Program:
 
 
 _lock = threading.Lock()
+#: Compiled programs, keyed by the source, the kernel names, the architecture and the headers: what
+#: the kernel text depends on, never a shape, so they stay few (host bytes; not bounded).
 _programs: Dict[str, Program] = {}
-_modules: Dict[tuple, object] = {}
+#: Loaded modules per (program, device): CUDA handles, which a forked child forgets (kps/cache.py).
+_modules = cache.device_state(cache.Lru())
+#: Programs being compiled now: a second thread asking for one waits for the first's result.
+_compiling: Dict[str, threading.Event] = {}
+
+
+def _reset_in_child() -> None:
+    """After fork(): the threads that held the lock or were compiling are not in the child."""
+    global _lock
+    _lock = threading.Lock()
+    _compiling.clear()
+
+
+os.register_at_fork(after_in_child=_reset_in_child)
 
 
 def cache_dir() -> Path:
@@ -54,12 +71,25 @@ def _headers_digest(include_dirs: Sequence[Path]) -> str:
     return _digests[key]
 
 
-def _key(source: str, names: Sequence[str], arch: str, include_dirs: Sequence[Path]) -> str:
-    from cupy_backends.cuda.libs import nvrtc
+_version = None
 
+
+def _nvrtc_version() -> str:
+    """NVRTC's version, asked once: asked again while another thread compiled its first program,
+    NVRTC at times failed that compile ("failed to open libnvrtc-builtins")."""
+    global _version
+    if _version is None:
+        from cupy_backends.cuda.libs import nvrtc
+
+        with _lock:
+            _version = _version or str(nvrtc.getVersion())
+    return _version
+
+
+def _key(source: str, names: Sequence[str], arch: str, include_dirs: Sequence[Path]) -> str:
     h = hashlib.sha256()
     headers = _headers_digest(include_dirs)
-    for part in (source, "\0".join(names), arch, " ".join(_OPTIONS), headers, str(nvrtc.getVersion())):
+    for part in (source, "\0".join(names), arch, " ".join(_OPTIONS), headers, _nvrtc_version()):
         h.update(part.encode())
         h.update(b"\1")
     return h.hexdigest()
@@ -83,10 +113,27 @@ def compile_program(source: str, names: Sequence[str], arch: str = "sm_90",
     names = tuple(names)
     include_dirs = (INCLUDE_DIR, *include_dirs)
     key = _key(source, names, arch, include_dirs)
-    with _lock:
-        prog = _programs.get(key)
-    if prog is not None:
-        return prog
+    while True:
+        with _lock:
+            prog = _programs.get(key)
+            busy = _compiling.get(key) if prog is None else None
+            if prog is None and busy is None:
+                done = _compiling[key] = threading.Event()
+        if prog is not None:
+            return prog
+        if busy is None:
+            break
+        busy.wait()  # another thread compiles it: take its program (or, if it failed, try here)
+    try:
+        return _compile_once(source, names, arch, include_dirs, key)
+    finally:
+        with _lock:
+            del _compiling[key]
+        done.set()
+
+
+def _compile_once(source: str, names: tuple, arch: str, include_dirs: tuple, key: str) -> Program:
+    """The program from the disk cache, or from NVRTC (then written to the disk cache)."""
     path = cache_dir() / f"{key}.cubin"
     meta = path.with_suffix(".json")
     try:
@@ -137,8 +184,7 @@ def load(source: str, names: Sequence[str], device_id: int, include_dirs: Sequen
     arch = device_arch(device_id)
     prog = compile_program(source, names, arch, include_dirs)
     key = (id(prog), device_id)
-    with _lock:
-        funcs = _modules.get(key)
+    funcs = _modules.get(key)
     if funcs is None:
         import cupy
         from cupy.cuda import function
@@ -148,6 +194,5 @@ def load(source: str, names: Sequence[str], device_id: int, include_dirs: Sequen
             module.load(prog.cubin)
             funcs = {n: module.get_function(prog.lowered[n]) for n in names}
             funcs["__module__"] = module  # keeps the module loaded as long as its functions live
-        with _lock:
-            funcs = _modules.setdefault(key, funcs)
+        funcs = _modules.put(key, funcs)
     return funcs

@@ -17,7 +17,7 @@ from typing import Callable, Optional, Tuple
 
 import numpy as np
 
-from . import dtypes
+from . import cache, dtypes
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -159,7 +159,7 @@ class TransformOp:
         return _result_dtype(self, dts)
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=cache.DEFAULT_LIMIT)
 def _result_dtype(op: TransformOp, dts: Tuple[np.dtype, ...]) -> np.dtype:
     result = op.numpy(*(np.ones(1, dtype=d) for d in dts))
     return dtypes.check_dtype(np.asarray(result).dtype, f"transform {op.name}")

@@ -13,7 +13,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import statistics
+from . import cache, statistics
 from .arg import _NO_INDEX, _accumulate_index, _combine as _arg_combine
 from .functors import Epilogue, ReduceOp, TransformOp, _accumulate_mean, _accumulate_same, _lowest, _highest
 
@@ -90,7 +90,7 @@ def _numpy_nan_variance(a, ddof: int):
         return np.where(dof > 0, statistics._numpy_m2(a) / np.where(dof > 0, dof, 1), np.nan)
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=cache.DEFAULT_LIMIT)
 def nan_variance(ddof: int) -> Epilogue:
     """The variance of the numbers, dividing by n - ddof; NaN where that is not positive."""
     return Epilogue(f"nan_variance_ddof{ddof}",
@@ -98,7 +98,7 @@ def nan_variance(ddof: int) -> Epilogue:
                     lambda a, n: _numpy_nan_variance(a, ddof))
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=cache.DEFAULT_LIMIT)
 def nan_std(ddof: int) -> Epilogue:
     """The standard deviation of the numbers (the square root of `nan_variance(ddof)`)."""
     return Epilogue(f"nan_std_ddof{ddof}",

@@ -16,6 +16,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from . import cache
 from .functors import ABS, ADD, IDENTITY, MAX, MIN, Epilogue, ReduceOp, TransformOp, _accumulate_mean
 
 
@@ -71,7 +72,7 @@ SCALED_ROOT = Epilogue("scaled_root", "a.m * sqrt(a.s)", lambda a, n: a["m"] * n
 AS_FLOAT = Epilogue("as_float", "a", lambda a, n: a, _accumulate_mean)
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=cache.DEFAULT_LIMIT)
 def power(p: float):
     """(|x|^p summed)^(1/p): its transform and its epilogue, for one p (numpy.linalg.norm's way)."""
     lit = repr(float(p))

@@ -16,7 +16,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import dtypes
+from . import cache, dtypes
 from .functors import Epilogue, ReduceOp, _accumulate_mean
 
 
@@ -109,14 +109,14 @@ def _numpy_m2(a):
     return np.where(m2 < 0, 0, m2).astype(m2.dtype)
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=cache.DEFAULT_LIMIT)
 def variance(ddof: int) -> Epilogue:
     """The variance from a WELFORD state, dividing by n - ddof (one descriptor per ddof)."""
     return Epilogue(f"variance_ddof{ddof}", f"{M2} / {_denominator(ddof)}",
                     lambda a, n: _numpy_m2(a) / np.maximum(a["n"] - ddof, 0))
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=cache.DEFAULT_LIMIT)
 def mean_and_variance(ddof: int) -> Epilogue:
     """The mean and the variance (divided by n - ddof) from one WELFORD state: two results per
     output. The mean of nothing is NaN, as NumPy's."""
@@ -124,7 +124,7 @@ def mean_and_variance(ddof: int) -> Epilogue:
                     lambda a, n: (a["shift"] + a["s1"] / a["n"], _numpy_m2(a) / np.maximum(a["n"] - ddof, 0)))
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=cache.DEFAULT_LIMIT)
 def std(ddof: int) -> Epilogue:
     """The standard deviation from a WELFORD state (the square root of `variance(ddof)`)."""
     return Epilogue(f"std_ddof{ddof}", f"sqrt({M2} / {_denominator(ddof)})",

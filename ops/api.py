@@ -14,7 +14,7 @@ import numpy as np
 
 import kps
 from kernels import config, launch_for
-from kps import dtypes, precise, statistics
+from kps import cache, dtypes, precise, statistics
 
 from . import dask_backend, interop, numpy_backend
 
@@ -23,9 +23,9 @@ from . import dask_backend, interop, numpy_backend
 _ndarray = _alloc = _get_device = _current_stream = _torch_tensor = None
 
 #: (op, transform, epilogue) -> {call signature -> prepared call}. A repeated call with out=None
-#: costs a signature, a lookup, one allocation and one launch. A table, once made, is never
-#: replaced: the named ops hold theirs.
-_prepared: dict = {}
+#: costs a signature, a lookup, one allocation and one launch. Both levels are bounded
+#: (kps/cache.py); the named ops hold their own tables, which stay theirs.
+_prepared = cache.Lru()
 
 
 def _cupy():
@@ -39,13 +39,18 @@ def _cupy():
     return cupy
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=cache.DEFAULT_LIMIT)
 def _functors(op, transform, epilogue, in_dtype, requested, out_dtype) -> kps.Functors:
     return kps.resolve(op, transform, epilogue, in_dtype, requested, out_dtype)
 
 
-def _table(op, transform, epilogue) -> dict:
-    return _prepared.setdefault((op, transform, epilogue), {})
+def _table(op, transform, epilogue) -> cache.Lru:
+    key = (op, transform, epilogue)
+    table = _prepared.get(key)
+    if table is None:
+        return _prepared.put(key, cache.device_state(cache.Lru()))
+    _prepared.touch(key)
+    return table
 
 
 def _signature(x, axis, keepdims, dtype):
@@ -152,11 +157,14 @@ def reduce(x, axis=None, op=kps.ADD, transform=kps.IDENTITY, keepdims=False, dty
     NumPy arrays or CuPy arrays, broadcast together as NumPy does; one pass reads them all."""
     if isinstance(x, tuple):
         if out is None:
+            sig = _inputs_signature(x, axis, keepdims, dtype)
             try:
-                call = _prepared.get((op, transform, epilogue), {}).get(_inputs_signature(x, axis, keepdims, dtype))
+                table = _prepared.get((op, transform, epilogue), {})
+                call = table.get(sig)
             except TypeError:  # an unhashable descriptor or dtype: the checked path says which
                 call = None
             if call is not None:
+                table.touch(sig)
                 return call(x)
         return _reduce_inputs(x, axis, op, transform, keepdims, dtype, out, epilogue)
     table = None
@@ -178,6 +186,10 @@ def _run(x, axis, op, transform, keepdims, dtype, out, epilogue, table):
         except TypeError:  # an unhashable dtype
             call = None
         if call is not None:
+            try:  # mark it used (kps/cache.py); another thread may have dropped it meanwhile
+                table.move_to_end(sig)
+            except KeyError:
+                pass
             return call(x)
     if isinstance(x, np.generic):
         x = np.asarray(x)
@@ -218,6 +230,7 @@ def _reduce_inputs(xs, axis, op, transform, keepdims, dtype, out, epilogue):
         views = tuple(np.broadcast_to(a, shape) for a in xs)
         return _reduce("cpu", views[0], in_dtypes, axis, op, transform, keepdims, dtype, out,
                        None if out is None else getattr(out, "dtype", None), epilogue, more=views[1:])[0]
+    cache.check_process()
     cupy = _cupy()
     device_id = xs[0].data.device_id
     if any(a.data.device_id != device_id for a in xs):
@@ -359,6 +372,7 @@ def _reduce_gpu(x, axes, keepdims, f, out, shape, num_red, table, fast_key, allo
     object to return): a CuPy array twice, or a CuPy view of a torch tensor and the tensor.
     `prepare(shape, result dtype, launch, fill, device)` makes the call a repeat with `fast_key`
     takes, kept in `table`. `more`: a transform's further inputs, laid out as x."""
+    cache.check_process()
     cupy = _cupy()
     device_id = x.data.device_id
     per_output = f.epilogue.outputs
@@ -382,9 +396,9 @@ def _reduce_gpu(x, axes, keepdims, f, out, shape, num_red, table, fast_key, allo
         if fast_key is not None and (launch is None or config.alignment(y.data.ptr) == 256):
             # 256: the allocators' alignment, what the fast path's fresh arrays will get
             if per_output == 1:
-                table[fast_key] = prepare(shape, f.out_dtype, launch, fill, device_id)
+                table.put(fast_key, prepare(shape, f.out_dtype, launch, fill, device_id))
             elif prepare is _prepare_gpu:  # CuPy in: several results prepared too
-                table[fast_key] = _prepare_results(shape, f.out_dtype, launch, fill, device_id, per_output)
+                table.put(fast_key, _prepare_results(shape, f.out_dtype, launch, fill, device_id, per_output))
         return result if per_output == 1 else tuple(result[..., k] for k in range(per_output))
     if y is not out:
         out[...] = y

@@ -1,0 +1,115 @@
+"""Inside long-running programs, on the GPU: caches bounded over 100,000 shapes with the pool back
+where it was, a fork after GPU work, and threads racing to compile one new functor."""
+from __future__ import annotations
+
+import textwrap
+import threading
+import uuid
+
+import numpy as np
+import pytest
+
+import kps
+import ops
+from kernels import launcher
+from kps import cache, compiler
+from ops import api
+
+pytestmark = pytest.mark.gpu
+cp = pytest.importorskip("cupy")
+
+from test_gpu_robustness import _in_fresh_process  # noqa: E402
+
+
+def test_caches_stay_bounded_over_100000_shapes():
+    limit, before = 512, cache.limit()
+    cache.set_limit(limit)
+    try:
+        n = 100_000
+        host = np.random.default_rng(11).standard_normal(n).astype(np.float32)
+        base = cp.asarray(host)
+        pool = cp.get_default_memory_pool()
+        for k in (n, n - 1, n // 2):  # the largest splits first: their workspace is the one kept
+            ops.reduce_sum(base[:k])
+        cp.cuda.Device().synchronize()
+        used = pool.used_bytes()
+        table = api._table(kps.ADD, kps.IDENTITY, kps.NONE)
+        for k in range(1, n + 1):  # 100,000 distinct shapes
+            got = ops.reduce_sum(base[:k])
+            if k % 9973 == 0 or k in (1, 2, n):
+                expect = host[:k].astype(np.float64).sum()
+                assert abs(float(got) - expect) <= 1e-5 * (np.abs(host[:k]).sum() + 1), k
+            del got
+            if k % 25000 == 0:
+                assert len(launcher._launches) <= limit and len(table) <= limit
+        cp.cuda.Device().synchronize()
+        assert len(launcher._launches) == limit and len(table) == limit
+        assert pool.used_bytes() == used
+        again = ops.reduce_sum(base[:7])  # evicted long ago: planned again, still right
+        np.testing.assert_allclose(float(again), host[:7].astype(np.float64).sum(), rtol=1e-5)
+    finally:
+        cache.set_limit(before)
+
+
+def test_a_fork_after_gpu_work_refuses_it_clearly_and_keeps_numpy():
+    code = textwrap.dedent("""
+        import multiprocessing
+        import cupy as cp, numpy as np
+        import ops
+
+        x = cp.arange(12, dtype=cp.float32).reshape(3, 4)
+        assert ops.reduce_sum(x, axis=1).tolist() == [6.0, 22.0, 38.0]
+
+        def child(queue):
+            try:
+                ops.reduce_sum(x, axis=1)
+                refused = None
+            except RuntimeError as e:
+                refused = str(e)
+            queue.put((refused, ops.reduce_sum(np.arange(12.0).reshape(3, 4), axis=1).tolist()))
+
+        ctx = multiprocessing.get_context("fork")
+        queue = ctx.Queue()
+        p = ctx.Process(target=child, args=(queue,))
+        p.start()
+        refused, sums = queue.get(timeout=60)
+        p.join(60)
+        assert p.exitcode == 0, p.exitcode
+        assert refused is not None and "spawn" in refused, refused
+        assert sums == [6.0, 22.0, 38.0], sums
+        assert ops.reduce_sum(x, axis=0).tolist() == [12.0, 15.0, 18.0, 21.0]  # the parent goes on
+        print("ok")
+    """)
+    _in_fresh_process(code)
+
+
+def test_threads_racing_for_a_new_functor_compile_each_kernel_once(monkeypatch):
+    calls = []
+    nvrtc = compiler._nvrtc
+
+    def counted(source, names, *rest):
+        calls.append((source, names))
+        return nvrtc(source, names, *rest)
+
+    monkeypatch.setattr(compiler, "_nvrtc", counted)
+    tag = uuid.uuid4().hex[:12]
+    cube = kps.TransformOp(f"cube_{tag}", "x * x * x", numpy=lambda v: v ** 3)
+    host = np.random.default_rng(5).standard_normal((513, 1027)).astype(np.float32)
+    x = cp.asarray(host)
+    results = [None] * 4
+    barrier = threading.Barrier(len(results))
+
+    def run(k):
+        barrier.wait()
+        results[k] = cp.asnumpy(ops.reduce(x, axis=1, transform=cube))
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(len(results))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    expect = (host.astype(np.float64) ** 3).sum(axis=1)
+    for r in results:
+        np.testing.assert_allclose(r, expect, rtol=1e-4, atol=1e-3)
+        np.testing.assert_array_equal(r, results[0])
+    assert calls and len(calls) == len(set(calls)), [names for _, names in calls]
