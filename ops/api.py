@@ -380,6 +380,10 @@ def _reduce_gpu(x, axes, keepdims, f, out, shape, num_red, table, fast_key, allo
         x = cupy.ascontiguousarray(x)
         fast_key = None  # a repeat would launch the copy's plan on the original
     with cupy.cuda.Device(device_id):
+        # The device's primary context current in this thread, whose first CUDA call this may be: the
+        # launch cache's driver calls need it (a thread reaching a kernel another thread loaded got
+        # CUDA_ERROR_INVALID_CONTEXT), and Device() skips cudaSetDevice when the id is already current.
+        cupy.cuda.runtime.setDevice(device_id)
         y = result = out
         if y is None or (x.size and any(_overlaps(a, y) for a in (x, *more))):
             # several results per output lie side by side: the last dim
