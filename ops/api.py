@@ -176,9 +176,10 @@ def reduce(x, axis=None, op=kps.ADD, transform=kps.IDENTITY, keepdims=False, dty
     return _run(x, axis, op, transform, keepdims, dtype, out, epilogue, table)
 
 
-def _run(x, axis, op, transform, keepdims, dtype, out, epilogue, table):
+def _run(x, axis, op, transform, keepdims, dtype, out, epilogue, table, twin=None):
     """A prepared call when `table` has one for this signature, else the checked path (which
-    prepares the next call)."""
+    prepares the next call). `twin`: the named op's torch twin (interop.TORCH_TWINS), whose result
+    dtype a torch tensor gets."""
     sig = _signature(x, axis, keepdims, dtype) if out is None else None
     if table is not None:
         try:
@@ -201,6 +202,8 @@ def _run(x, axis, op, transform, keepdims, dtype, out, epilogue, table):
         dask_backend.check_blocks(x)
         return _reduce("dask", x, x.dtype, axis, op, transform, keepdims, dtype, out, None, epilogue)[0]
     adapted = interop.adapt(x, out)
+    if twin is not None and dtype is None and interop.is_torch(x):
+        dtype = _torch_rule(twin, x, adapted.in_dtype, op, transform, epilogue)
     with adapted.context():
         result, out_dtype = _reduce(adapted.backend, adapted.x, adapted.in_dtype, axis, op, transform, keepdims,
                                     dtype, adapted.out, adapted.out_dtype, epilogue, adapted.allocate or _cupy_alloc,
@@ -208,6 +211,14 @@ def _run(x, axis, op, transform, keepdims, dtype, out, epilogue, table):
     if isinstance(result, tuple):  # an epilogue of several results
         return tuple(adapted.wrap(r, out_dtype) for r in result)
     return adapted.wrap(result, out_dtype)
+
+
+def _torch_rule(twin, x, in_dtype, op, transform, epilogue):
+    """`dtype=` for a torch tensor: torch's result dtype where it differs from NumPy's (where the two
+    agree, None keeps the accumulation NumPy's rule picks: float32 variances in float64)."""
+    want = interop.torch_result_dtype(twin, x.dtype)
+    natural = _functors(op, transform, epilogue, dtypes.check_dtype(in_dtype, "x"), None, None).out_dtype
+    return None if want == natural else want
 
 
 def _reduce_inputs(xs, axis, op, transform, keepdims, dtype, out, epilogue):
@@ -416,13 +427,13 @@ def _public(fn, name: str, doc: str):
     return fn
 
 
-def _named(name: str, op, epilogue=kps.NONE, doc: str = "", transform=kps.IDENTITY, after=None):
+def _named(name: str, op, epilogue=kps.NONE, doc: str = "", transform=kps.IDENTITY, after=None, twin=None):
     """A named reduction of the sum's signature. `after(result)`: a look at the result before it is
-    returned (NumPy's warnings for the NaN-skipping ops, ops/family.py)."""
+    returned (NumPy's warnings for the NaN-skipping ops, ops/family.py); `twin`: its torch twin."""
     table = _table(op, transform, epilogue)
 
     def fn(x, axis=None, keepdims=False, dtype=None, out=None):
-        result = _run(x, axis, op, transform, keepdims, dtype, out, epilogue, table if out is None else None)
+        result = _run(x, axis, op, transform, keepdims, dtype, out, epilogue, table if out is None else None, twin)
         return result if after is None else after(result)
 
     return _public(fn, name, f"{doc}\n\nNumPy semantics: `axis` None, an int or a tuple of ints; `keepdims`; `dtype`"
@@ -430,7 +441,7 @@ def _named(name: str, op, epilogue=kps.NONE, doc: str = "", transform=kps.IDENTI
                    " (GPU); NumPy arrays in -> NumPy out (CPU backend).")
 
 
-def _summed(name: str, epilogue, precise_epilogue, doc: str):
+def _summed(name: str, epilogue, precise_epilogue, doc: str, twin: str):
     """sum and mean, with `precise=True` for the compensated state (kps/precise.py)."""
     op, identity, precise_op = kps.ADD, kps.IDENTITY, precise.NEUMAIER
     table, precise_table = _table(op, identity, epilogue), _table(precise_op, identity, precise_epilogue)
@@ -438,10 +449,10 @@ def _summed(name: str, epilogue, precise_epilogue, doc: str):
     def fn(x, axis=None, keepdims=False, dtype=None, out=None, precise=False):
         if precise is True:
             return _run(x, axis, precise_op, identity, keepdims, dtype, out, precise_epilogue,
-                        precise_table if out is None else None)
+                        precise_table if out is None else None, twin)
         if precise is not False:
             raise TypeError(f"precise: expected a bool, got {precise!r}")
-        return _run(x, axis, op, identity, keepdims, dtype, out, epilogue, table if out is None else None)
+        return _run(x, axis, op, identity, keepdims, dtype, out, epilogue, table if out is None else None, twin)
 
     return _public(fn, name, f"{doc}\n\nNumPy semantics: `axis` None, an int or a tuple of ints; `keepdims`; `dtype`"
                    " for the result (and the accumulation); `out` of the result's shape. `precise=True` accumulates"
@@ -449,13 +460,15 @@ def _summed(name: str, epilogue, precise_epilogue, doc: str):
                    " are the correctly rounded sum where the data cancel or mix magnitudes.")
 
 
-reduce_sum = _summed("reduce_sum", kps.NONE, precise.PRECISE_SUM, "Sum of elements over the given axes (numpy.sum).")
-reduce_mean = _summed("reduce_mean", kps.MEAN, precise.PRECISE_MEAN, "Arithmetic mean over the given axes (numpy.mean).")
-reduce_max = _named("reduce_max", kps.MAX, doc="Maximum over the given axes; NaN propagates (numpy.max).")
-reduce_min = _named("reduce_min", kps.MIN, doc="Minimum over the given axes; NaN propagates (numpy.min).")
-reduce_prod = _named("reduce_prod", kps.MUL, doc="Product of elements over the given axes (numpy.prod).")
-reduce_all = _named("reduce_all", kps.LOGICAL_AND, doc="Whether every element is true (numpy.all).")
-reduce_any = _named("reduce_any", kps.LOGICAL_OR, doc="Whether any element is true (numpy.any).")
+reduce_sum = _summed("reduce_sum", kps.NONE, precise.PRECISE_SUM, "Sum of elements over the given axes (numpy.sum).",
+                     "sum")
+reduce_mean = _summed("reduce_mean", kps.MEAN, precise.PRECISE_MEAN,
+                      "Arithmetic mean over the given axes (numpy.mean).", "mean")
+reduce_max = _named("reduce_max", kps.MAX, doc="Maximum over the given axes; NaN propagates (numpy.max).", twin="amax")
+reduce_min = _named("reduce_min", kps.MIN, doc="Minimum over the given axes; NaN propagates (numpy.min).", twin="amin")
+reduce_prod = _named("reduce_prod", kps.MUL, doc="Product of elements over the given axes (numpy.prod).", twin="prod")
+reduce_all = _named("reduce_all", kps.LOGICAL_AND, doc="Whether every element is true (numpy.all).", twin="all")
+reduce_any = _named("reduce_any", kps.LOGICAL_OR, doc="Whether any element is true (numpy.any).", twin="any")
 
 
 def _check_ddof(ddof) -> int:
@@ -470,14 +483,14 @@ def _check_ddof(ddof) -> int:
     return ddof
 
 
-def _welford(name: str, epilogue_for, doc: str, op=statistics.WELFORD, after=None):
+def _welford(name: str, epilogue_for, doc: str, op=statistics.WELFORD, after=None, twin=None):
     """A named reduction of a Welford state with `ddof`: `epilogue_for(ddof, x)` picks the epilogue."""
     identity = kps.IDENTITY
 
     def fn(x, axis=None, keepdims=False, dtype=None, out=None, ddof=0):
         epilogue = epilogue_for(_check_ddof(ddof), x)
         result = _run(x, axis, op, identity, keepdims, dtype, out, epilogue,
-                      _table(op, identity, epilogue) if out is None else None)
+                      _table(op, identity, epilogue) if out is None else None, twin)
         return result if after is None else after(result)
 
     return _public(fn, name, doc)
@@ -490,13 +503,13 @@ _WELFORD_DOC = (
     " float64; float16 accumulates in float32. Otherwise the signature and semantics of the other ops, plus `ddof`.")
 
 
-def _arg(name: str, op, doc: str, after=None):
+def _arg(name: str, op, doc: str, after=None, twin=None):
     """A named arg-reduction: `(x, axis=None, keepdims=False, out=None)`, int64 indices."""
     identity, epilogue = kps.IDENTITY, kps.INDEX
     table = _table(op, identity, epilogue)
 
     def fn(x, axis=None, keepdims=False, out=None):
-        result = _run(x, axis, op, identity, keepdims, None, out, epilogue, table if out is None else None)
+        result = _run(x, axis, op, identity, keepdims, None, out, epilogue, table if out is None else None, twin)
         return result if after is None else after(result)
 
     return _public(fn, name, doc)
@@ -511,9 +524,9 @@ _ARG_DOC = (
 
 
 reduce_argmax = _arg("reduce_argmax", kps.ARGMAX,
-                     "Index of the largest element over the given axes (numpy.argmax)." + _ARG_DOC)
+                     "Index of the largest element over the given axes (numpy.argmax)." + _ARG_DOC, twin="argmax")
 reduce_argmin = _arg("reduce_argmin", kps.ARGMIN,
-                     "Index of the smallest element over the given axes (numpy.argmin)." + _ARG_DOC)
+                     "Index of the smallest element over the given axes (numpy.argmin)." + _ARG_DOC, twin="argmin")
 
 def reduce_mean_var(x, axis=None, keepdims=False, dtype=None, ddof=0):
     """The mean and the variance over the given axes from one read of `x` (batch-norm statistics):
@@ -521,15 +534,15 @@ def reduce_mean_var(x, axis=None, keepdims=False, dtype=None, ddof=0):
     the other way round). One pass of `kps.WELFORD`, as `reduce_var`; on the GPU the two results of an output
     are written side by side and returned as views. No `out=`."""
     op, identity, epilogue = statistics.WELFORD, kps.IDENTITY, statistics.mean_and_variance(_check_ddof(ddof))
-    return _run(x, axis, op, identity, keepdims, dtype, None, epilogue, _table(op, identity, epilogue))
+    return _run(x, axis, op, identity, keepdims, dtype, None, epilogue, _table(op, identity, epilogue), "var_mean")
 
 
 reduce_var = _welford("reduce_var", lambda ddof, x: statistics.variance(ddof),
-                      "Variance over the given axes (numpy.var)." + _WELFORD_DOC)
+                      "Variance over the given axes (numpy.var)." + _WELFORD_DOC, twin="var")
 reduce_std = _welford("reduce_std", lambda ddof, x: statistics.std(ddof),
-                      "Standard deviation over the given axes (numpy.std)." + _WELFORD_DOC)
+                      "Standard deviation over the given axes (numpy.std)." + _WELFORD_DOC, twin="std")
 reduce_logsumexp = _named(
     "reduce_logsumexp", statistics.LOGSUMEXP, statistics.LOG_OF_SUM,
     doc="log(sum(exp(x))) over the given axes in one pass (scipy.special.logsumexp): a running maximum"
         " and a sum rescaled to it, so values of 1e4 do not overflow; -inf everywhere (or nothing) gives"
-        " -inf, +inf gives inf, NaN gives NaN. Ints and bool give float64.")
+        " -inf, +inf gives inf, NaN gives NaN. Ints and bool give float64.", twin="logsumexp")

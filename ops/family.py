@@ -62,11 +62,12 @@ def _warns(message: str):
 
 reduce_nansum = _named(
     "reduce_nansum", kps.ADD, kps.NONE,
-    "Sum over the given axes, NaN counted as zero (numpy.nansum): a slice of NaN sums to 0.", nan.NAN_TO_ZERO)
+    "Sum over the given axes, NaN counted as zero (numpy.nansum): a slice of NaN sums to 0.", nan.NAN_TO_ZERO,
+    twin="nansum")
 reduce_nanmean = _named(
     "reduce_nanmean", nan.SUM_COUNT, nan.MEAN_OF_NUMBERS,
     "Mean of the numbers over the given axes, NaN skipped (numpy.nanmean): a slice of NaN gives NaN and"
-    " NumPy's RuntimeWarning 'Mean of empty slice'.", after=_warns("Mean of empty slice"))
+    " NumPy's RuntimeWarning 'Mean of empty slice'.", after=_warns("Mean of empty slice"), twin="nanmean")
 reduce_nanmax = _named(
     "reduce_nanmax", nan.NANMAX, kps.NONE,
     "Largest number over the given axes, NaN skipped (numpy.nanmax): a slice of NaN gives NaN and"
@@ -157,7 +158,7 @@ _MINMAX = _table(extrema.MINMAX, kps.IDENTITY, extrema.MIN_AND_MAX)
 def reduce_minmax(x, axis=None, keepdims=False):
     """`(min, max)` over the given axes from one read (torch.aminmax's pair, NumPy's semantics for
     each: NaN propagates, an empty reduction raises ValueError). No `out=`."""
-    return _run(x, axis, extrema.MINMAX, kps.IDENTITY, keepdims, None, None, extrema.MIN_AND_MAX, _MINMAX)
+    return _run(x, axis, extrema.MINMAX, kps.IDENTITY, keepdims, None, None, extrema.MIN_AND_MAX, _MINMAX, "aminmax")
 
 
 def _check_ord(ord):
@@ -178,4 +179,4 @@ def reduce_norm(x, ord=2, axis=None, keepdims=False):
     their type, 16-bit ones summed in float32; NaN propagates; the norm of nothing is 0 (inf and -inf:
     ValueError, as NumPy's)."""
     op, transform, epilogue = norms.descriptors(_check_ord(ord), _is_float64(x))
-    return _run(x, axis, op, transform, keepdims, None, None, epilogue, _table(op, transform, epilogue))
+    return _run(x, axis, op, transform, keepdims, None, None, epilogue, _table(op, transform, epilogue), "vector_norm")

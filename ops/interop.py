@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
@@ -170,6 +171,47 @@ def _adapt_torch_cuda(x, out) -> Adapted:
 
     return Adapted("gpu", xv, in_dtype, outv, out_dtype, context=ctx, wrap=wrap, allocate=allocate,
                    prepare=TorchCall)
+
+
+#: The named reductions' torch twins: a torch tensor in gets the dtype its twin gives (a uint8 sum
+#: is int64, a logsumexp of ints float32) or the twin's refusal (the mean of ints).
+TORCH_TWINS = {
+    "sum": lambda torch, t: torch.sum(t, dim=0),
+    "mean": lambda torch, t: torch.mean(t, dim=0),
+    "amax": lambda torch, t: torch.amax(t, dim=0),
+    "amin": lambda torch, t: torch.amin(t, dim=0),
+    "prod": lambda torch, t: torch.prod(t, dim=0),
+    "all": lambda torch, t: torch.all(t, dim=0),
+    "any": lambda torch, t: torch.any(t, dim=0),
+    "var": lambda torch, t: torch.var(t, dim=0),
+    "std": lambda torch, t: torch.std(t, dim=0),
+    "var_mean": lambda torch, t: torch.var_mean(t, dim=0)[0],
+    "logsumexp": lambda torch, t: torch.logsumexp(t, dim=0),
+    "argmax": lambda torch, t: torch.argmax(t, dim=0),
+    "argmin": lambda torch, t: torch.argmin(t, dim=0),
+    "nansum": lambda torch, t: torch.nansum(t, dim=0),
+    "nanmean": lambda torch, t: torch.nanmean(t, dim=0),
+    "vector_norm": lambda torch, t: torch.linalg.vector_norm(t, dim=0),
+    "aminmax": lambda torch, t: torch.aminmax(t, dim=0)[0],
+}
+
+
+@functools.lru_cache(maxsize=None)  # keyed by a twin and a torch dtype: a few hundred at most
+def torch_result_dtype(twin: str, t_dtype) -> np.dtype:
+    """The dtype torch's `twin` gives for a tensor of `t_dtype` (as the kernels see it), learnt by
+    running it on a 2 x 3 CPU tensor of ones. Where torch has no kernel for the dtype ("not
+    implemented for 'UInt16'") its shape-and-dtype rule on the meta device answers; any other
+    refusal is torch's dtype rule (the mean of ints): a TypeError naming x, in torch's words."""
+    import torch
+
+    fn = TORCH_TWINS[twin]
+    try:
+        result = fn(torch, torch.ones((2, 3), dtype=t_dtype))
+    except (RuntimeError, NotImplementedError) as e:
+        if "not implemented for" not in str(e):
+            raise TypeError(f"x: {e} (a torch tensor follows torch's dtype rules)") from None
+        result = fn(torch, torch.empty((2, 3), dtype=t_dtype, device="meta"))
+    return _numpy_dtype(result.dtype)[1]
 
 
 def tensor_class():

@@ -1,0 +1,80 @@
+"""torch tensors follow torch's dtype rules: every named reduction against torch's own on CPU tensors
+of every torch dtype (the GPU path takes the same rule: tests/test_gpu_robustness.py)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ops
+
+torch = pytest.importorskip("torch")
+
+DTYPES = [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16,
+          torch.bfloat16, torch.float32, torch.float64]
+
+#: ops' named reduction -> torch's own, both over axis 1
+PAIRS = {
+    "reduce_sum": lambda t: torch.sum(t, dim=1),
+    "reduce_mean": lambda t: torch.mean(t, dim=1),
+    "reduce_max": lambda t: torch.amax(t, dim=1),
+    "reduce_min": lambda t: torch.amin(t, dim=1),
+    "reduce_prod": lambda t: torch.prod(t, dim=1),
+    "reduce_all": lambda t: torch.all(t, dim=1),
+    "reduce_any": lambda t: torch.any(t, dim=1),
+    "reduce_var": lambda t: torch.var(t, dim=1, correction=0),
+    "reduce_std": lambda t: torch.std(t, dim=1, correction=0),
+    "reduce_logsumexp": lambda t: torch.logsumexp(t, dim=1),
+    "reduce_nansum": lambda t: torch.nansum(t, dim=1),
+    "reduce_nanmean": lambda t: torch.nanmean(t, dim=1),
+    "reduce_norm": lambda t: torch.linalg.vector_norm(t, dim=1),
+    "reduce_argmax": lambda t: torch.argmax(t, dim=1),
+    "count_nonzero": lambda t: torch.count_nonzero(t, dim=1),
+}
+
+
+def _tensor(dtype):
+    g = torch.Generator().manual_seed(3)
+    if dtype == torch.bool:
+        return torch.rand(4, 6, generator=g) > 0.5
+    if dtype.is_floating_point:
+        return torch.randn(4, 6, generator=g).to(dtype)
+    return torch.randint(1, 5, (4, 6), generator=g).to(dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name", sorted(PAIRS))
+def test_torch_tensors_get_torchs_result_dtype(name, dtype):
+    t = _tensor(dtype)
+    try:
+        expect = PAIRS[name](t)
+    except (RuntimeError, NotImplementedError) as e:
+        if "not implemented for" in str(e):  # torch has no CPU kernel: its dtype rule still holds
+            expect = PAIRS[name](torch.empty_like(t, device="meta"))
+        else:  # torch refuses the dtype (the mean of ints): so do we, naming x
+            with pytest.raises(TypeError, match="x: "):
+                getattr(ops, name)(t, axis=1)
+            return
+    got = getattr(ops, name)(t, axis=1)
+    assert isinstance(got, torch.Tensor) and got.dtype == expect.dtype, (got.dtype, expect.dtype)
+    if expect.device.type == "meta":
+        return
+    tol = 2e-2 if dtype in (torch.float16, torch.bfloat16) else 1e-5
+    np.testing.assert_allclose(got.double().numpy(), expect.double().numpy(), rtol=tol, atol=tol)
+
+
+def test_numpy_and_torch_rules_differ_where_torch_says():
+    t = torch.full((3, 100), 200, dtype=torch.uint8)
+    assert ops.reduce_sum(t, axis=1).dtype == torch.int64  # NumPy: uint64
+    assert ops.reduce_sum(t.numpy(), axis=1).dtype == np.uint64
+    assert ops.reduce_any(t, axis=1).dtype == torch.uint8  # torch keeps uint8 for any/all of uint8
+    assert ops.reduce_logsumexp(t.to(torch.int32), axis=1).dtype == torch.float32  # NumPy: float64
+    assert ops.reduce_sum(t, axis=1, dtype=np.uint64).dtype == torch.uint64  # dtype= still rules
+
+
+def test_torch_rules_keep_the_accurate_accumulation():
+    """Where torch and NumPy agree on the result dtype, the accumulation stays this project's:
+    a float32 variance of data far from zero is still accumulated in float64."""
+    t = (torch.randn(2, 1 << 16, dtype=torch.float64) + 1e4).float()
+    got = ops.reduce_var(t, axis=1)
+    expect = np.var(t.double().numpy(), axis=1)
+    np.testing.assert_allclose(got.double().numpy(), expect, rtol=1e-5)
