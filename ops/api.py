@@ -213,6 +213,28 @@ def _run(x, axis, op, transform, keepdims, dtype, out, epilogue, table, twin=Non
     return adapted.wrap(result, out_dtype)
 
 
+#: The named reductions registered as torch custom ops (ops/torch_ops.py).
+_TORCH_OPS = frozenset(("reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_all",
+                        "reduce_any", "reduce_logsumexp", "reduce_nansum", "reduce_nanmean", "reduce_var",
+                        "reduce_std", "reduce_argmax", "reduce_argmin"))
+
+
+def _torch_graph(name: str, x) -> bool:
+    """Whether this call goes through the op's torch custom op: a torch tensor while torch.compile
+    traces the call, or where autograd records it (the custom op carries the fake shape and dtype,
+    and the gradient). Never a CuPy or NumPy array: the caller tests `type(x) is not _ndarray` first."""
+    if name not in _TORCH_OPS or not interop.is_torch(x):
+        return False
+    torch = interop.torch_module()
+    return torch.compiler.is_compiling() or (x.requires_grad and torch.is_grad_enabled())
+
+
+def _torch_op(name: str, x, axis, keepdims, out, **kwargs):
+    from . import torch_ops
+
+    return torch_ops.call(name, x, axis, keepdims, out, **kwargs)
+
+
 def _torch_rule(twin, x, in_dtype, op, transform, epilogue):
     """`dtype=` for a torch tensor: torch's result dtype where it differs from NumPy's (where the two
     agree, None keeps the accumulation NumPy's rule picks: float32 variances in float64)."""
@@ -433,6 +455,8 @@ def _named(name: str, op, epilogue=kps.NONE, doc: str = "", transform=kps.IDENTI
     table = _table(op, transform, epilogue)
 
     def fn(x, axis=None, keepdims=False, dtype=None, out=None):
+        if type(x) is not _ndarray and _torch_graph(name, x):
+            return _torch_op(name, x, axis, keepdims, out, dtype=dtype)
         result = _run(x, axis, op, transform, keepdims, dtype, out, epilogue, table if out is None else None, twin)
         return result if after is None else after(result)
 
@@ -447,6 +471,8 @@ def _summed(name: str, epilogue, precise_epilogue, doc: str, twin: str):
     table, precise_table = _table(op, identity, epilogue), _table(precise_op, identity, precise_epilogue)
 
     def fn(x, axis=None, keepdims=False, dtype=None, out=None, precise=False):
+        if precise is False and type(x) is not _ndarray and _torch_graph(name, x):
+            return _torch_op(name, x, axis, keepdims, out, dtype=dtype)
         if precise is True:
             return _run(x, axis, precise_op, identity, keepdims, dtype, out, precise_epilogue,
                         precise_table if out is None else None, twin)
@@ -488,6 +514,8 @@ def _welford(name: str, epilogue_for, doc: str, op=statistics.WELFORD, after=Non
     identity = kps.IDENTITY
 
     def fn(x, axis=None, keepdims=False, dtype=None, out=None, ddof=0):
+        if type(x) is not _ndarray and _torch_graph(name, x):
+            return _torch_op(name, x, axis, keepdims, out, dtype=dtype, ddof=_check_ddof(ddof))
         epilogue = epilogue_for(_check_ddof(ddof), x)
         result = _run(x, axis, op, identity, keepdims, dtype, out, epilogue,
                       _table(op, identity, epilogue) if out is None else None, twin)
@@ -509,6 +537,8 @@ def _arg(name: str, op, doc: str, after=None, twin=None):
     table = _table(op, identity, epilogue)
 
     def fn(x, axis=None, keepdims=False, out=None):
+        if type(x) is not _ndarray and _torch_graph(name, x):
+            return _torch_op(name, x, axis, keepdims, out)
         result = _run(x, axis, op, identity, keepdims, None, out, epilogue, table if out is None else None, twin)
         return result if after is None else after(result)
 

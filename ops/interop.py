@@ -214,6 +214,13 @@ def torch_result_dtype(twin: str, t_dtype) -> np.dtype:
     return _numpy_dtype(result.dtype)[1]
 
 
+def torch_module():
+    """torch (called only once a torch tensor has been seen, so torch is imported)."""
+    import torch
+
+    return torch
+
+
 def tensor_class():
     """torch.Tensor (called only once a torch tensor has been seen, so torch is imported)."""
     import torch
@@ -273,4 +280,4 @@ def _torch_from_numpy(r):
     r = np.asarray(r)
     if dtypes.BFLOAT16 is not None and r.dtype == dtypes.BFLOAT16:
         return torch.from_numpy(r.view(np.uint16).copy()).view(torch.bfloat16)
-    return torch.from_numpy(np.ascontiguousarray(r))
+    return torch.from_numpy(r if r.flags.c_contiguous else r.copy())  # (ascontiguousarray makes 0-d 1-d)

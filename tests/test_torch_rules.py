@@ -78,3 +78,9 @@ def test_torch_rules_keep_the_accurate_accumulation():
     got = ops.reduce_var(t, axis=1)
     expect = np.var(t.double().numpy(), axis=1)
     np.testing.assert_allclose(got.double().numpy(), expect, rtol=1e-5)
+
+
+def test_a_full_reduction_of_a_cpu_tensor_is_0_d_as_torchs():
+    t = torch.randn(3, 4)
+    for fn, theirs in ((ops.reduce_sum, torch.sum), (ops.reduce_max, torch.amax)):
+        assert fn(t).shape == theirs(t).shape == torch.Size([])

@@ -1,0 +1,52 @@
+"""The torch custom ops on CUDA tensors: a module compiled with torch.compile(fullgraph=True) (the
+default inductor backend) matches eager, gradcheck of sum and mean in float64, max's gradient is
+torch's, and torch's dtype rules hold on the GPU path too."""
+from __future__ import annotations
+
+import pytest
+
+import ops
+
+pytestmark = pytest.mark.gpu
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available():
+    pytest.skip("torch has no CUDA", allow_module_level=True)
+
+from test_torch_ops import Stats  # noqa: E402
+from test_torch_rules import DTYPES, PAIRS, _tensor  # noqa: E402
+
+
+def test_a_compiled_module_on_cuda_matches_eager():
+    torch._dynamo.reset()
+    model = Stats()
+    compiled = torch.compile(model, fullgraph=True)
+    for shape in ((64, 33, 17), (8, 100, 3)):
+        x = torch.randn(*shape, device="cuda")
+        for got, expect in zip(compiled(x), model(x)):
+            assert got.dtype == expect.dtype and got.shape == expect.shape and got.is_cuda
+            torch.testing.assert_close(got, expect)
+
+
+def test_gradients_on_cuda():
+    x = torch.randn(7, 33, dtype=torch.float64, device="cuda", requires_grad=True)
+    assert torch.autograd.gradcheck(lambda t: ops.reduce_sum(t, axis=1), (x,))
+    assert torch.autograd.gradcheck(lambda t: ops.reduce_mean(t, axis=0, keepdims=True), (x,))
+    y = torch.randint(0, 3, (5, 9), device="cuda").float().requires_grad_()
+    ops.reduce_max(y, axis=1).sum().backward()
+    mine, y.grad = y.grad.clone(), None
+    torch.amax(y, dim=1).sum().backward()
+    torch.testing.assert_close(mine, y.grad)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name", sorted(PAIRS))
+def test_cuda_tensors_get_torchs_result_dtype(name, dtype):
+    t = _tensor(dtype).cuda()
+    try:
+        expect = PAIRS[name](t)
+    except (RuntimeError, NotImplementedError):
+        pytest.skip("torch refuses or lacks this dtype on CUDA (the CPU test covers the refusal)")
+    got = getattr(ops, name)(t, axis=1)
+    assert got.is_cuda and got.dtype == expect.dtype, (got.dtype, expect.dtype)
+    tol = 2e-2 if dtype in (torch.float16, torch.bfloat16) else 1e-5
+    torch.testing.assert_close(got.double(), expect.double(), rtol=tol, atol=tol)

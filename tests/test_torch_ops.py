@@ -1,0 +1,85 @@
+"""The named reductions as torch custom ops, on CPU tensors: torch.compile(fullgraph=True) keeps
+them in one graph and matches eager, the fake implementation agrees with the real one (opcheck),
+autograd of sum, mean, max and min matches torch's. The same on CUDA: tests/test_gpu_torch_ops.py."""
+from __future__ import annotations
+
+import pytest
+
+import ops
+
+torch = pytest.importorskip("torch")
+
+
+class Stats(torch.nn.Module):
+    def forward(self, x):
+        total = ops.reduce_sum(x, axis=1)
+        centred = x - ops.reduce_mean(x, axis=(0, 1), keepdims=True)
+        peak = ops.reduce_max(centred, axis=1)
+        return total * 2 + peak, ops.reduce_var(x, axis=2, ddof=1), ops.reduce_argmax(x, axis=0)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_a_compiled_module_runs_in_one_graph_and_matches_eager(backend):
+    torch._dynamo.reset()
+    model = Stats()
+    compiled = torch.compile(model, fullgraph=True, backend=backend)
+    for shape in ((3, 4, 5), (6, 2, 7)):
+        x = torch.randn(*shape)
+        for got, expect in zip(compiled(x), model(x)):
+            assert got.dtype == expect.dtype and got.shape == expect.shape
+            torch.testing.assert_close(got, expect)
+
+
+def test_compiled_calls_follow_torchs_dtype_rules():
+    torch._dynamo.reset()
+    fn = torch.compile(lambda t: (ops.reduce_sum(t, axis=0), ops.reduce_any(t, axis=1)), fullgraph=True,
+                       backend="aot_eager")
+    t = torch.randint(0, 250, (5, 3), dtype=torch.uint8)
+    total, anything = fn(t)
+    assert total.dtype == torch.int64 and anything.dtype == torch.uint8
+    assert total.tolist() == t.sum(dim=0).tolist()
+
+
+@pytest.mark.parametrize("name,args", [
+    ("reduce_sum", ([1], False, None)), ("reduce_mean", ([0, 1], True, None)), ("reduce_max", ([1], False, None)),
+    ("reduce_min", (None, False, None)), ("reduce_var", ([1], False, None, 1)), ("reduce_argmax", ([0], False)),
+    ("reduce_logsumexp", ([1], True, None)), ("reduce_nansum", ([0], False, torch.float64)),
+])
+def test_the_custom_ops_pass_torchs_opcheck(name, args):
+    x = torch.randn(4, 6, dtype=torch.float64, requires_grad=name in ("reduce_sum", "reduce_mean", "reduce_max",
+                                                                       "reduce_min"))
+    torch.library.opcheck(getattr(torch.ops.kps, name).default, (x, *args))
+
+
+def test_gradients_of_sum_and_mean_pass_gradcheck():
+    x = torch.randn(3, 5, 2, dtype=torch.float64, requires_grad=True)
+    for fn in (lambda t: ops.reduce_sum(t, axis=1), lambda t: ops.reduce_mean(t, axis=(0, 2), keepdims=True),
+               lambda t: ops.reduce_sum(t), lambda t: ops.reduce_mean(t, axis=())):
+        assert torch.autograd.gradcheck(fn, (x,))
+
+
+@pytest.mark.parametrize("ours,theirs", [(ops.reduce_max, torch.amax), (ops.reduce_min, torch.amin)])
+def test_gradients_of_max_and_min_are_torchs_ties_included(ours, theirs):
+    x = torch.tensor([[1.0, 3.0, 3.0, 0.0], [2.0, 0.0, 2.0, 2.0], [5.0, -1.0, 4.0, 5.0]], requires_grad=True)
+    for axis in (1, 0, (0, 1)):
+        x.grad = None
+        (ours(x, axis=axis) * torch.arange(1.0, 1.0 + ours(x, axis=axis).numel()).reshape(
+            ours(x, axis=axis).shape)).sum().backward()
+        mine = x.grad.clone()
+        x.grad = None
+        out = theirs(x, dim=axis)
+        (out * torch.arange(1.0, 1.0 + out.numel()).reshape(out.shape)).sum().backward()
+        torch.testing.assert_close(mine, x.grad)
+
+
+def test_eager_calls_without_autograd_take_the_direct_path():
+    x = torch.randn(4, 5)
+    assert ops.reduce_sum(x, axis=1).grad_fn is None
+    with torch.no_grad():
+        assert ops.reduce_sum(x.requires_grad_(), axis=1).grad_fn is None
+
+
+def test_out_is_refused_where_autograd_records():
+    x = torch.randn(4, 5, requires_grad=True)
+    with pytest.raises(TypeError, match="out"):
+        ops.reduce_sum(x, axis=1, out=torch.empty(4))
