@@ -213,17 +213,23 @@ def _run(x, axis, op, transform, keepdims, dtype, out, epilogue, table, twin=Non
     return adapted.wrap(result, out_dtype)
 
 
-#: The named reductions registered as torch custom ops (ops/torch_ops.py).
-_TORCH_OPS = frozenset(("reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_all",
-                        "reduce_any", "reduce_logsumexp", "reduce_nansum", "reduce_nanmean", "reduce_var",
-                        "reduce_std", "reduce_argmax", "reduce_argmin"))
+#: Named reduction -> (its torch twin, the arguments its torch custom op takes after `x, axis,
+#: keepdims`), filled by the builders below for every op with a twin; ops/torch_ops.py registers them.
+_TORCH_TWINS = {}
+
+
+def _twin(name: str, twin, extra: str):
+    """Record a named op's torch twin; returns the twin."""
+    if twin is not None:
+        _TORCH_TWINS[name] = (twin, extra)
+    return twin
 
 
 def _torch_graph(name: str, x) -> bool:
     """Whether this call goes through the op's torch custom op: a torch tensor while torch.compile
     traces the call, or where autograd records it (the custom op carries the fake shape and dtype,
     and the gradient). Never a CuPy or NumPy array: the caller tests `type(x) is not _ndarray` first."""
-    if name not in _TORCH_OPS or not interop.is_torch(x):
+    if name not in _TORCH_TWINS or not interop.is_torch(x):
         return False
     torch = interop.torch_module()
     return torch.compiler.is_compiling() or (x.requires_grad and torch.is_grad_enabled())
@@ -453,6 +459,7 @@ def _named(name: str, op, epilogue=kps.NONE, doc: str = "", transform=kps.IDENTI
     """A named reduction of the sum's signature. `after(result)`: a look at the result before it is
     returned (NumPy's warnings for the NaN-skipping ops, ops/family.py); `twin`: its torch twin."""
     table = _table(op, transform, epilogue)
+    twin = _twin(name, twin, ", ScalarType? dtype")
 
     def fn(x, axis=None, keepdims=False, dtype=None, out=None):
         if type(x) is not _ndarray and _torch_graph(name, x):
@@ -469,6 +476,7 @@ def _summed(name: str, epilogue, precise_epilogue, doc: str, twin: str):
     """sum and mean, with `precise=True` for the compensated state (kps/precise.py)."""
     op, identity, precise_op = kps.ADD, kps.IDENTITY, precise.NEUMAIER
     table, precise_table = _table(op, identity, epilogue), _table(precise_op, identity, precise_epilogue)
+    twin = _twin(name, twin, ", ScalarType? dtype")
 
     def fn(x, axis=None, keepdims=False, dtype=None, out=None, precise=False):
         if precise is False and type(x) is not _ndarray and _torch_graph(name, x):
@@ -512,6 +520,7 @@ def _check_ddof(ddof) -> int:
 def _welford(name: str, epilogue_for, doc: str, op=statistics.WELFORD, after=None, twin=None):
     """A named reduction of a Welford state with `ddof`: `epilogue_for(ddof, x)` picks the epilogue."""
     identity = kps.IDENTITY
+    twin = _twin(name, twin, ", ScalarType? dtype, int ddof")
 
     def fn(x, axis=None, keepdims=False, dtype=None, out=None, ddof=0):
         if type(x) is not _ndarray and _torch_graph(name, x):
@@ -535,6 +544,7 @@ def _arg(name: str, op, doc: str, after=None, twin=None):
     """A named arg-reduction: `(x, axis=None, keepdims=False, out=None)`, int64 indices."""
     identity, epilogue = kps.IDENTITY, kps.INDEX
     table = _table(op, identity, epilogue)
+    twin = _twin(name, twin, "")
 
     def fn(x, axis=None, keepdims=False, out=None):
         if type(x) is not _ndarray and _torch_graph(name, x):

@@ -20,23 +20,8 @@ from kernels import config
 
 from . import api, family, interop
 
-#: name -> (torch twin for the result dtype, extra schema arguments, differentiable)
-OPS = {
-    "reduce_sum": ("sum", ", ScalarType? dtype", True),
-    "reduce_mean": ("mean", ", ScalarType? dtype", True),
-    "reduce_max": ("amax", ", ScalarType? dtype", True),
-    "reduce_min": ("amin", ", ScalarType? dtype", True),
-    "reduce_prod": ("prod", ", ScalarType? dtype", False),
-    "reduce_all": ("all", ", ScalarType? dtype", False),
-    "reduce_any": ("any", ", ScalarType? dtype", False),
-    "reduce_logsumexp": ("logsumexp", ", ScalarType? dtype", False),
-    "reduce_nansum": ("nansum", ", ScalarType? dtype", False),
-    "reduce_nanmean": ("nanmean", ", ScalarType? dtype", False),
-    "reduce_var": ("var", ", ScalarType? dtype, int ddof", False),
-    "reduce_std": ("std", ", ScalarType? dtype, int ddof", False),
-    "reduce_argmax": ("argmax", "", False),
-    "reduce_argmin": ("argmin", "", False),
-}
+#: The twins whose ops autograd differentiates here.
+DIFFERENTIABLE = ("sum", "mean", "amax", "amin")
 
 
 def _axis(axis):
@@ -65,7 +50,7 @@ def _expand(grad, axes, keepdims, shape):
     return grad.expand(shape)
 
 
-def _register(name: str, twin: str, extra: str, differentiable: bool):
+def _register(name: str, twin: str, extra: str):
     public = _public(name)
 
     def impl(x, axis, keepdims, *rest):
@@ -86,7 +71,7 @@ def _register(name: str, twin: str, extra: str, differentiable: bool):
         shape = config.result_shape(tuple(x.shape), axes, keepdims)
         return x.new_empty(shape, dtype=_result_dtype(twin, x, rest[0] if rest else None))
 
-    if differentiable:
+    if twin in DIFFERENTIABLE:
         def setup_context(ctx, inputs, output):
             x, axis, keepdims = inputs[:3]
             ctx.axes, ctx.keepdims, ctx.shape = config.normalize_axis(_axis(axis), x.dim()), keepdims, x.shape
@@ -108,7 +93,8 @@ def _register(name: str, twin: str, extra: str, differentiable: bool):
     return op
 
 
-_registered = {name: _register(name, *spec) for name, spec in OPS.items()}
+#: Every named op with a torch twin (ops/api.py records them as its builders make them).
+_registered = {name: _register(name, twin, extra) for name, (twin, extra) in api._TORCH_TWINS.items()}
 
 
 def call(name: str, x, axis, keepdims, out, **kwargs):
@@ -118,9 +104,10 @@ def call(name: str, x, axis, keepdims, out, **kwargs):
     if axis is not None and not isinstance(axis, (tuple, list)):
         axis = (axis,)
     args = [x, None if axis is None else list(axis), bool(keepdims)]
-    if OPS[name][1]:
+    extra = api._TORCH_TWINS[name][1]
+    if extra:
         dtype = kwargs.get("dtype")
         args.append(dtype if dtype is None or isinstance(dtype, torch.dtype) else interop._torch_dtype(np.dtype(dtype)))
-    if "ddof" in OPS[name][1]:
+    if "ddof" in extra:
         args.append(int(kwargs.get("ddof", 0)))
     return _registered[name](*args)
