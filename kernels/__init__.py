@@ -2,5 +2,7 @@
 plan cache. Imports `kps`, never `ops`; touches no GPU at import time."""
 from .config import AxisError, Dim, ReduceConfig, normalize_axis, plan, result_shape
 from .dispatch import launch_for
+from .launcher import CaptureError, capturing
 
-__all__ = ["AxisError", "Dim", "ReduceConfig", "launch_for", "normalize_axis", "plan", "result_shape"]
+__all__ = ["AxisError", "CaptureError", "Dim", "ReduceConfig", "capturing", "launch_for", "normalize_axis", "plan",
+           "result_shape"]

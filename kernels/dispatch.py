@@ -9,7 +9,8 @@ from kps.functors import Functors
 from . import config, launcher
 
 
-def launch_for(x, y, axes: Sequence[int], keepdims: bool, functors: Functors, more=()) -> launcher.Launch:
+def launch_for(x, y, axes: Sequence[int], keepdims: bool, functors: Functors, more=(),
+               in_capture: bool = False) -> launcher.Launch:
     """The cached launch that reduces `x` over `axes` into `y` (any strides, the result's shape).
     An epilogue of several results writes them side by side: `y` is then the first results, each
     output's others following it. `more`: a transform's further inputs, laid out as `x`; they are
@@ -35,5 +36,5 @@ def launch_for(x, y, axes: Sequence[int], keepdims: bool, functors: Functors, mo
             state_acc=bool(functors.op.state),
         )
 
-    return launcher.get_launch(key, make_cfg, functors, device_id)
+    return launcher.get_launch(key, make_cfg, functors, device_id, in_capture)
 

@@ -23,7 +23,31 @@ _lock = threading.Lock()
 #: bounded (kps/cache.py), and forgotten by a forked child.
 _launches = cache.device_state(cache.Lru())
 _workspaces = cache.device_state(cache.Lru())
+#: Workspaces a CUDA graph captured: kept for the life of the process, whatever replaces them in
+#: `_workspaces`, since every replay of the graph writes to the addresses it captured.
+_captured: Dict[int, object] = {}
 _sm_counts: Dict[int, int] = {}
+
+
+class CaptureError(RuntimeError):
+    """A call inside a CUDA graph capture that would have to compile, load or plan a kernel."""
+
+
+def capturing(stream_ptr: int) -> bool:
+    """Whether a CUDA graph is being captured on the stream (a query that itself is legal inside a
+    capture). A legacy-stream query that CUDA refuses because another stream captures counts too."""
+    from cupy.cuda import runtime
+
+    try:
+        return runtime.streamIsCapturing(stream_ptr) != runtime.streamCaptureStatusNone
+    except runtime.CUDARuntimeError:
+        return True
+
+
+def _not_ready() -> CaptureError:
+    return CaptureError("x: this call's kernel is not ready and a CUDA graph is being captured on its stream: "
+                        "compiling, loading and planning cannot be captured. Make the same call (same shape, "
+                        "strides, dtype and axes) once before the capture, as a warm-up, then capture it")
 
 
 def _reset_in_child() -> None:
@@ -154,10 +178,17 @@ class Launch:
         if need:
             key = (device_id, stream_ptr, threading.get_ident() if stream_ptr == _PER_THREAD_STREAM else 0)
             ws = _workspaces.get(key)
+            in_capture = capturing(stream_ptr)
             if ws is None or ws[1] < need:
+                if in_capture:  # an allocation the capture may forbid: the warm-up makes it
+                    raise CaptureError("x: a split reduction inside a CUDA graph capture needs its scratch on the "
+                                       "capture stream: make the same call once on that stream before the capture "
+                                       "(with torch.cuda.graph, pass stream= the warm-up's stream)")
                 ws = _workspace(key, need)
             else:
                 _workspaces.touch(key)
+            if in_capture:
+                _captured.setdefault(ws[0], ws)
         with self._call_lock:
             p = self._params
             p[X] = x_ptr + self._x_offset
@@ -171,12 +202,15 @@ class Launch:
 
 
 def get_launch(key: tuple, make_cfg: Callable[[int], config.ReduceConfig], functors: Functors,
-               device_id: int) -> Launch:
+               device_id: int, in_capture: bool = False) -> Launch:
     """The cached launch for `key`. On first use: plan with the policy's occupancy estimate,
     compile, then re-plan with the compiled kernel's real occupancy, so a split grid fills the
-    GPU in one wave instead of one and a bit."""
+    GPU in one wave instead of one and a bit. `in_capture`: a CUDA graph is being captured, so a
+    launch not made yet is a CaptureError."""
     launch = _launches.get(key)
     if launch is None:
+        if in_capture:
+            raise _not_ready()
         launch = Launch(make_cfg(0), functors, device_id)
         cfg = make_cfg(launch.occupancy())
         if cfg != launch.cfg:

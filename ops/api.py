@@ -13,7 +13,7 @@ from functools import lru_cache
 import numpy as np
 
 import kps
-from kernels import config, launch_for
+from kernels import capturing, config, launch_for
 from kps import cache, dtypes, precise, statistics
 
 from . import dask_backend, interop, numpy_backend
@@ -419,10 +419,13 @@ def _reduce_gpu(x, axes, keepdims, f, out, shape, num_red, table, fast_key, allo
         x = cupy.ascontiguousarray(x)
         fast_key = None  # a repeat would launch the copy's plan on the original
     with cupy.cuda.Device(device_id):
-        # The device's primary context current in this thread, whose first CUDA call this may be: the
-        # launch cache's driver calls need it (a thread reaching a kernel another thread loaded got
-        # CUDA_ERROR_INVALID_CONTEXT), and Device() skips cudaSetDevice when the id is already current.
-        cupy.cuda.runtime.setDevice(device_id)
+        stream_ptr = cupy.cuda.get_current_stream().ptr
+        in_capture = capturing(stream_ptr)
+        if not in_capture:
+            # The device's primary context current in this thread, whose first CUDA call this may be:
+            # the launch cache's driver calls need it (a thread reaching a kernel another thread loaded
+            # got CUDA_ERROR_INVALID_CONTEXT); Device() skips cudaSetDevice when the id is current.
+            cupy.cuda.runtime.setDevice(device_id)
         y = result = out
         if y is None or (x.size and any(_overlaps(a, y) for a in (x, *more))):
             # several results per output lie side by side: the last dim
@@ -431,10 +434,10 @@ def _reduce_gpu(x, axes, keepdims, f, out, shape, num_red, table, fast_key, allo
         if num_red == 0:
             fill = np.asarray(numpy_backend.empty_result(f), dtype=f.out_dtype).view(dtypes.storage(f.out_dtype))[()]
         elif y.size:
-            launch = launch_for(x, y[..., 0] if per_output > 1 else y, axes, keepdims, f, more)
+            launch = launch_for(x, y[..., 0] if per_output > 1 else y, axes, keepdims, f, more, in_capture)
         _fill(y, fill)
         if launch is not None:
-            launch(x.data.ptr, y.data.ptr, cupy.cuda.get_current_stream().ptr, device_id, [a.data.ptr for a in more])
+            launch(x.data.ptr, y.data.ptr, stream_ptr, device_id, [a.data.ptr for a in more])
     if out is None:
         if fast_key is not None and (launch is None or config.alignment(y.data.ptr) == 256):
             # 256: the allocators' alignment, what the fast path's fresh arrays will get

@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 import kps
+from kernels import capturing
 from kps import extrema, nan, norms
 
 from . import dask_backend, interop
@@ -27,13 +28,23 @@ from .api import _arg, _cupy, _is_cupy, _named, _run, _table, _welford
 HOST_LOOK_ELEMENTS = 1024
 
 
+def _in_capture(r) -> bool:
+    """Whether a CUDA graph is being captured on the stream the GPU result `r` was made on."""
+    if interop.is_torch(r):
+        return r.is_cuda and interop.torch_module().cuda.is_current_stream_capturing()
+    return capturing(_cupy().cuda.get_current_stream().ptr)
+
+
 def _looks(result, test) -> bool:
     """Whether `test` (an elementwise predicate, NumPy / CuPy / torch alike) holds anywhere in the
-    result (or a tuple of results)."""
+    result (or a tuple of results). Inside a CUDA graph capture a GPU result holds no values yet:
+    nothing is looked at (no warning, no error), and the capture stays free of host syncs."""
     for r in result if isinstance(result, tuple) else (result,):
         if dask_backend.is_dask(r):
             continue
         if interop.is_torch(r) or _is_cupy(r):
+            if _in_capture(r):
+                continue
             if math.prod(r.shape) <= HOST_LOOK_ELEMENTS:
                 r = r.get() if _is_cupy(r) else r.cpu()
         else:
