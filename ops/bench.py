@@ -11,6 +11,7 @@ import argparse
 import functools
 import json
 import math
+import statistics
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -382,10 +383,97 @@ def _parse(argv):
     p.add_argument("--no-layouts", action="store_true", help="the sweep without its 3-d/4-d layouts")
     p.add_argument("--accuracy", action="store_true",
                    help="the sums' accuracy table: plain and precise=True against torch and CuPy (relative error, ulps)")
+    p.add_argument("--graph", action="store_true",
+                   help="the small cases as direct calls and replayed from CUDA graphs (per reduction), against "
+                        "torch.sum captured the same way")
     p.add_argument("--rosenbrock", action="store_true",
                    help="the named transform-reduce case: the Rosenbrock cost of 90M float32 values, one pass over "
                         "x[:-1] and x[1:] (GB/s counts the input once), against CuPy and torch")
     return p.parse_args(argv)
+
+
+#: The cases whose time is mostly launch and host work: timed replayed from CUDA graphs too.
+GRAPH_CASES = ("tiny_32x32", "small_1024x1024_ax0", "small_1024x1024_ax1")
+#: Reductions one captured graph holds (the per-reduction time is the replay's over this).
+GRAPH_CALLS = 20
+
+
+def graph_us_cupy(fn, repeat: int = 30) -> Tuple[float, object]:
+    """Per-call time of `fn` replayed from a CUDA graph of GRAPH_CALLS calls captured on a CuPy
+    stream (warmed up on that stream first), and the last call's result."""
+    import cupy
+
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        fn()
+        stream.synchronize()
+        stream.begin_capture()
+        outs = [fn() for _ in range(GRAPH_CALLS)]
+        graph = stream.end_capture()
+        start, end = cupy.cuda.Event(), cupy.cuda.Event()
+        times = []
+        for k in range(repeat + 3):
+            start.record(stream)
+            graph.launch(stream)
+            end.record(stream)
+            end.synchronize()
+            if k >= 3:
+                times.append(cupy.cuda.get_elapsed_time(start, end) * 1e3 / GRAPH_CALLS)
+    return statistics.median(times), outs[-1]
+
+
+def graph_us_torch(torch, fn, repeat: int = 30) -> float:
+    """The same for a torch call, captured with torch.cuda.graph (the anchor)."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        fn()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=side):
+        for _ in range(GRAPH_CALLS):
+            fn()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    times = []
+    for k in range(repeat + 3):
+        start.record()
+        graph.replay()
+        end.record()
+        end.synchronize()
+        if k >= 3:
+            times.append(start.elapsed_time(end) * 1e3 / GRAPH_CALLS)
+    return statistics.median(times)
+
+
+def main_graph(args) -> int:
+    """The small cases timed as direct calls and replayed from CUDA graphs, this project's sum and
+    torch.sum, per reduction."""
+    if not timing.gpu_available():
+        print("no GPU: CUDA graphs need one")
+        return 0
+    import cupy
+
+    torch = _torch()
+    rows = []
+    for case in (c for c in load_cases() if c.name in GRAPH_CASES):
+        x = make_input(case.shape, case.dtype, cupy)
+        axes = case.axes
+        row = {"case": case.name, "direct_us": timing.median_us(lambda: ops.reduce_sum(x, axis=axes), repeat=args.repeat)}
+        row["graph_us"], replayed = graph_us_cupy(lambda: ops.reduce_sum(x, axis=axes), args.repeat)
+        row["ok"] = bool(cupy.array_equal(replayed, ops.reduce_sum(x, axis=axes)))
+        if torch is not None:
+            t = torch.from_dlpack(x)
+            row["torch_direct_us"] = timing.median_us(lambda: torch.sum(t, dim=axes), repeat=args.repeat)
+            row["torch_graph_us"] = graph_us_torch(torch, lambda: torch.sum(t, dim=axes), args.repeat)
+        rows.append(row)
+    print(f"{'case':<24}{'ours us':>9}{'graph us':>10}{'torch us':>10}{'torch graph us':>16}  ok")
+    for r in rows:
+        print(f"{r['case']:<24}{r['direct_us']:>9.2f}{r['graph_us']:>10.2f}{r.get('torch_direct_us', float('nan')):>10.2f}"
+              f"{r.get('torch_graph_us', float('nan')):>16.2f}  {'yes' if r['ok'] else 'NO'}")
+    print(f"summary: per reduction, CUDA events; a graph replays {GRAPH_CALLS} reductions")
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+    return 0 if all(r["ok"] for r in rows) else 1
 
 
 def main_sweep(args) -> int:
@@ -446,6 +534,8 @@ def main(argv=None) -> int:
         return main_sweep(args)
     if args.accuracy:
         return main_accuracy(args)
+    if args.graph:
+        return main_graph(args)
     cases = select_cases(args)
     gpu = timing.gpu_available()
     if gpu:
