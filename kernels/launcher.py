@@ -39,7 +39,7 @@ def capturing(stream_ptr: int) -> bool:
     from cupy.cuda import runtime
 
     try:
-        return runtime.streamIsCapturing(stream_ptr) != runtime.streamCaptureStatusNone
+        return bool(runtime.streamIsCapturing(stream_ptr))  # a bool, or a status: 0 is none
     except runtime.CUDARuntimeError:
         return True
 
