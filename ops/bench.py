@@ -128,8 +128,8 @@ def run_rosenbrock(ceiling: float, repeat: int = 30) -> dict:
     expect = float(np.sum(100 * (h[1:] - h[:-1] ** 2) ** 2 + (1 - h[:-1]) ** 2))
     row["rel_err"] = abs(got - expect) / expect
     row["ok"] = row["rel_err"] < 1e-6
-    for name, fn in calls.items():
-        row[f"{name}_us"] = timing.median_us(fn, repeat=repeat)
+    for name, us in timing.interleaved_us(calls, repeat=repeat).items():
+        row[f"{name}_us"] = us
     peers = [row[k] for k in ("torch_us", "cupy_us") if k in row]
     row["vs_best_peer"] = min(peers) / row["ours_us"]
     row["GBps"] = nbytes / row["ours_us"] / 1e3
@@ -253,11 +253,12 @@ def _torch_bfloat16_input(shape):
 def time_against_peers(row: dict, op: str, x, axes, nbytes: int, ceiling: float, repeat: int = 30,
                        slow_ms: float = 0.0) -> None:
     """Fill `row` with the median time of this project's call and each peer's (`ours_us`,
-    `torch_us`, `cupy_us`), the best peer's time over ours and our share of the ceiling."""
+    `torch_us`, `cupy_us`), timed in interleaved rounds, the best peer's time over ours and our
+    share of the ceiling."""
     ours = OPS[op][0]
-    row["ours_us"] = timing.median_us(lambda: ours(x, axis=axes), repeat=repeat, slow_ms=slow_ms)
-    for peer, fn in peer_calls(op, x, axes).items():
-        row[f"{peer}_us"] = timing.median_us(fn, repeat=repeat, slow_ms=slow_ms)
+    calls = {"ours": lambda: ours(x, axis=axes), **peer_calls(op, x, axes)}
+    for name, us in timing.interleaved_us(calls, repeat=repeat, slow_ms=slow_ms).items():
+        row[f"{name}_us"] = us
     peers = [row[k] for k in ("torch_us", "cupy_us") if k in row]
     row["vs_best_peer"] = min(peers) / row["ours_us"] if peers else float("nan")
     row["pct_ceiling"] = 100 * nbytes / row["ours_us"] / 1e3 / ceiling

@@ -1,14 +1,14 @@
 """How speed is measured, once, for `python -m ops.bench` and the asv suite alike.
 
 CUDA events around one call (host dispatch included: that is what a user waits for), median of
-`repeat` calls after `warmup`; the read ceiling from a tuned read-only streaming kernel in the
-same process. See BENCH.md's method.
+`repeat` calls after `warmup`, this project and its peers timed in turns (`interleaved_us`); the
+read ceiling from a tuned read-only streaming kernel in the same process. See BENCH.md's method.
 """
 from __future__ import annotations
 
 import statistics
 import time
-from typing import Callable
+from typing import Callable, Dict, List
 
 _CEILING_SOURCE = r"""
 extern "C" __global__ void read_ceiling(const float4* __restrict__ p, long long n, float* sink) {
@@ -45,24 +45,48 @@ def gpu_available() -> bool:
         return False
 
 
-def median_us(fn: Callable[[], object], warmup: int = 3, repeat: int = 30, slow_ms: float = 0.0) -> float:
-    """Median time of one call in microseconds, CUDA events around each call. With `slow_ms`, a call
-    that takes longer than that (after the warm-up) is timed 5 times, not `repeat`."""
+def event_times_us(fn: Callable[[], object], count: int, slow_ms: float = 0.0) -> List[float]:
+    """`count` timings of one call in microseconds, CUDA events around each; with `slow_ms`, no more
+    than 5 once a call has taken longer than that."""
     import cupy
 
-    for _ in range(warmup):
-        fn()
     start, end = cupy.cuda.Event(), cupy.cuda.Event()
-    times = []
-    while len(times) < repeat:
+    times: List[float] = []
+    while len(times) < count:
         start.record()
         fn()
         end.record()
         end.synchronize()
         times.append(cupy.cuda.get_elapsed_time(start, end) * 1e3)
         if slow_ms and times[0] > slow_ms * 1e3:
-            repeat = min(repeat, 5)
-    return statistics.median(times)
+            count = min(count, 5)
+    return times
+
+
+def interleaved_us(fns: Dict[str, Callable[[], object]], warmup: int = 3, repeat: int = 30, rounds: int = 3,
+                   slow_ms: float = 0.0, times=event_times_us) -> Dict[str, float]:
+    """Median time of one call of each of `fns` (name -> zero-argument callable) in microseconds:
+    after `warmup` calls each, `rounds` rounds in which every function in turn is timed for its share
+    of `repeat` calls, so what drifts over a run (clocks, heat, the memory's state) falls on all of
+    them alike. (Timed one after the other, this project's state ops and torch's disagreed by up to
+    10% with the same pairs timed in turns on the H100.) A function slower than `slow_ms` is timed
+    at most twice a round."""
+    for fn in fns.values():
+        for _ in range(warmup):
+            fn()
+    share = max(1, -(-repeat // rounds))
+    samples: Dict[str, List[float]] = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            slow = bool(slow_ms and samples[name] and samples[name][0] > slow_ms * 1e3)
+            samples[name] += times(fn, min(share, 2) if slow else share, slow_ms)
+    return {name: statistics.median(s) for name, s in samples.items()}
+
+
+def median_us(fn: Callable[[], object], warmup: int = 3, repeat: int = 30, slow_ms: float = 0.0) -> float:
+    """Median time of one call in microseconds, CUDA events around each call. With `slow_ms`, a call
+    that takes longer than that (after the warm-up) is timed 5 times, not `repeat`."""
+    return interleaved_us({"fn": fn}, warmup, repeat, 1, slow_ms)["fn"]
 
 
 def median_us_cpu(fn: Callable[[], object], warmup: int = 1, repeat: int = 10) -> float:
