@@ -69,7 +69,7 @@ def interleaved_us(fns: Dict[str, Callable[[], object]], warmup: int = 3, repeat
     after `warmup` calls each, `rounds` rounds in which every function in turn is timed for its share
     of `repeat` calls, so what drifts over a run (clocks, heat, the memory's state) falls on all of
     them alike. (Timed one after the other, this project's state ops and torch's disagreed by up to
-    10% with the same pairs timed in turns on the H100.) A function slower than `slow_ms` is timed
+    8% with the same pairs timed in turns in the same H100 call.) A function slower than `slow_ms` is timed
     at most twice a round."""
     for fn in fns.values():
         for _ in range(warmup):
