@@ -68,9 +68,8 @@ def interleaved_us(fns: Dict[str, Callable[[], object]], warmup: int = 3, repeat
     """Median time of one call of each of `fns` (name -> zero-argument callable) in microseconds:
     after `warmup` calls each, `rounds` rounds in which every function in turn is timed for its share
     of `repeat` calls, so what drifts over a run (clocks, heat, the memory's state) falls on all of
-    them alike. (Timed one after the other, this project's state ops and torch's disagreed by up to
-    8% with the same pairs timed in turns in the same H100 call.) A function slower than `slow_ms` is timed
-    at most twice a round."""
+    them alike. (Timed one after the other, the 2-norm read up to 8% slower than in turns, in the
+    same H100 call.) A function slower than `slow_ms` is timed at most twice a round."""
     for fn in fns.values():
         for _ in range(warmup):
             fn()
