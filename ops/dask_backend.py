@@ -7,7 +7,10 @@ Three steps, as `dask.array.reduction` runs them:
 2. dask's tree merges the blocks' accumulators with the functor's own `combine` (its NumPy twin);
 3. the epilogue runs once per output on the total, with the whole reduction's count.
 So a user's functor, with or without a state, needs no extra code. Blocks of NumPy arrays run the
-NumPy backend. Importing `ops` does not import dask: this module is imported when a dask array arrives.
+NumPy backend; blocks of CuPy arrays run the GPU kernels, which hand back each output's raw state as
+the bits of its fields (kps/raw.py), a small array copied to the host, where the merge and the
+epilogue run as for NumPy blocks; the results come back as CuPy arrays. Importing `ops` does not
+import dask: this module is imported when a dask array arrives.
 """
 from __future__ import annotations
 
@@ -15,6 +18,8 @@ import math
 
 import numpy as np
 
+from kernels import config
+from kps import raw
 from kps.functors import Functors
 from kps.nan import NO_INDEX
 
@@ -27,12 +32,18 @@ def is_dask(x) -> bool:
     return kind.__name__ == "Array" and kind.__module__.partition(".")[0] == "dask"
 
 
-def check_blocks(x) -> None:
-    """Only NumPy blocks for now: the GPU kernels do not yet return raw states."""
+def _on_gpu(x) -> bool:
+    """Whether a dask array's blocks are CuPy arrays."""
     meta = getattr(x, "_meta", None)
-    if type(meta) is not np.ndarray:
+    return type(meta).__module__.partition(".")[0] == "cupy"
+
+
+def check_blocks(x) -> None:
+    """NumPy or CuPy blocks."""
+    meta = getattr(x, "_meta", None)
+    if type(meta) is not np.ndarray and not _on_gpu(x):
         raise TypeError(f"x: a dask array of {type(meta).__module__}.{type(meta).__name__} blocks; "
-                        "this version reduces dask arrays of NumPy blocks")
+                        "dask arrays of NumPy or CuPy blocks are reduced")
 
 
 def reduce(x, axes, keepdims: bool, f: Functors):
@@ -51,21 +62,57 @@ def reduce(x, axes, keepdims: bool, f: Functors):
                          combine=_merge(f), concatenate=True, meta=np.empty((0,) * x.ndim, dtype=state_dtype))
     out_dtype = np.dtype(f.out_dtype)
     drop = () if keepdims else axes
-    meta = np.empty((0,) * (x.ndim - len(drop)), dtype=out_dtype)
-    results = tuple(total.map_blocks(_finish, count=count, f=f, k=k, drop=drop, drop_axis=drop, dtype=out_dtype,
-                                     meta=meta)
+    gpu = _on_gpu(x)
+    meta = (_cupy().empty if gpu else np.empty)((0,) * (x.ndim - len(drop)), dtype=out_dtype)
+    results = tuple(total.map_blocks(_finish, count=count, f=f, k=k, drop=drop, gpu=gpu, drop_axis=drop,
+                                     dtype=out_dtype, meta=meta)
                     for k in (range(f.epilogue.outputs) if f.epilogue.outputs > 1 else (None,)))
     return results if f.epilogue.outputs > 1 else results[0]
 
 
+def _cupy():
+    import cupy
+
+    return cupy
+
+
 def _block_states(block, axes, f: Functors, red_shape, block_info=None):
+    if type(block) is not np.ndarray:  # a CuPy block
+        if block.size:
+            return _gpu_block_states(block, axes, f, red_shape, block_info)
+        block = block.get()  # nothing to read: the identity states, from the NumPy twin
     index = None
     if f.op.indexed and axes:  # the block's elements' places in the C-order flattening of the whole reduced range
-        where = block_info[0]["array-location"]
         local = [block.shape[a] for a in axes]
-        parts = np.unravel_index(np.arange(math.prod(local), dtype=np.int64), local)
-        index = np.ravel_multi_index(tuple(p + where[a][0] for p, a in zip(parts, axes)), red_shape).astype(np.int64)
+        index = _global_index(np.arange(math.prod(local), dtype=np.int64), local, axes, red_shape, block_info)
     return numpy_backend.block_states(block, axes, f, index)
+
+
+def _global_index(local, local_shape, axes, red_shape, block_info) -> np.ndarray:
+    """Indices in a block's reduced range (C order) as indices in the whole reduction's, placed by
+    the block's location; the identity's index (nothing lifted) stays."""
+    where = block_info[0]["array-location"]
+    local = np.asarray(local, dtype=np.int64)
+    lifted = local != NO_INDEX
+    parts = np.unravel_index(np.where(lifted, local, 0), local_shape)
+    index = np.ravel_multi_index(tuple(p + where[a][0] for p, a in zip(parts, axes)), red_shape)
+    return np.where(lifted, index, NO_INDEX).astype(np.int64)
+
+
+def _gpu_block_states(block, axes, f: Functors, red_shape, block_info):
+    """A CuPy block's states: the kernels with the raw epilogue, the bits copied to the host."""
+    from . import api
+
+    cupy = _cupy()
+    shape = config.result_shape(block.shape, axes, True)
+    num_red = math.prod(block.shape[a] for a in axes)
+    result = api._reduce_gpu(block, axes, True, raw.functors(f), None, shape, num_red, None, None, api._cupy_alloc,
+                             api._prepare_gpu)
+    bits = cupy.asnumpy(cupy.stack(result, axis=-1) if isinstance(result, tuple) else result)
+    states = raw.state(bits, f)
+    if f.op.indexed and axes:
+        states["i"] = _global_index(states["i"], [block.shape[a] for a in axes], axes, red_shape, block_info)
+    return states
 
 
 def _keep(states, axis, keepdims):
@@ -81,10 +128,11 @@ def _merge(f: Functors):
     return merge
 
 
-def _finish(total, count: int, f: Functors, k, drop):
+def _finish(total, count: int, f: Functors, k, drop, gpu: bool):
     """The epilogue on the merged accumulators, the reduced axes dropped unless kept (a 0-d result
-    is a NumPy scalar, as NumPy's reductions give it)."""
+    is a NumPy scalar, as NumPy's reductions give it; a CuPy array for CuPy blocks)."""
     result = numpy_backend.finish(numpy_backend.unpack(np.squeeze(total, axis=drop), f), count, f)
     if f.op.indexed and np.any(np.asarray(result) == NO_INDEX):  # nothing lifted: a slice of NaN (nanargmax)
         raise ValueError("All-NaN slice encountered")
-    return result if k is None else result[k]
+    result = result if k is None else result[k]
+    return _cupy().asarray(result) if gpu else result

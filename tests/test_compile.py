@@ -16,6 +16,7 @@ import pytest
 import kps
 from inputs_helpers import FMA, ROSENBROCK
 from kernels import config, source
+from kps import raw
 
 nvrtc = pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
 
@@ -160,6 +161,26 @@ def test_every_family_specialisation_compiles_for_sm_90():
     jobs = [(i, d.name) for i in range(len(FAMILY_SPECS)) for d in kps.SUPPORTED]
     with ProcessPoolExecutor(max(1, min(len(jobs), os.cpu_count() or 1))) as pool:
         counts = list(pool.map(_compile_family, jobs))
+    assert len(counts) == len(jobs) and min(counts) >= 4
+
+
+#: Raw states (kps/raw.py: a dask block's accumulators as bits), for the ops of every kind of state:
+#: scalar, struct of one dtype, one field, value and index, narrow fields.
+RAW_SPECS = [(kps.ADD, kps.MEAN), (kps.LOGICAL_OR, kps.NONE), (kps.WELFORD, kps.variance(0)), (kps.ARGMAX, kps.INDEX),
+             (kps.MINMAX, kps.PEAK_TO_PEAK), (kps.norms.SUM_OF_SQUARES, kps.norms.ROOT)]
+RAW_DTYPES = ["float32", "float16", "float64", "int32", "bool"]
+
+
+def _compile_raw(args):
+    i, dt_name = args
+    op, epilogue = RAW_SPECS[i]
+    return _compile_functors(raw.functors(kps.resolve(op, kps.IDENTITY, epilogue, np.dtype(dt_name))))
+
+
+def test_every_raw_state_specialisation_compiles_for_sm_90():
+    jobs = [(i, d) for i in range(len(RAW_SPECS)) for d in RAW_DTYPES]
+    with ProcessPoolExecutor(max(1, min(len(jobs), os.cpu_count() or 1))) as pool:
+        counts = list(pool.map(_compile_raw, jobs))
     assert len(counts) == len(jobs) and min(counts) >= 4
 
 

@@ -84,6 +84,13 @@ __device__ __forceinline__ T FMax(T a, T b) { return a >= b ? a : b; }
 template <typename T>
 __device__ __forceinline__ T FMin(T a, T b) { return a <= b ? a : b; }
 
+// The bits of an accumulator's field as a 64-bit integer (a raw state handed back to the host:
+// kps/raw.py): a float's or a double's bit pattern, an integer or a bool widened.
+__device__ __forceinline__ long long Bits(float x) { return static_cast<long long>(__float_as_uint(x)); }
+__device__ __forceinline__ long long Bits(double x) { return __double_as_longlong(x); }
+template <typename T>
+__device__ __forceinline__ long long Bits(T x) { return static_cast<long long>(x); }
+
 // exp(x) as a rescaling factor (x <= 0, a result in [0, 1]: logsumexp's): ex2.approx for float,
 // within 2 ulp, which a sum of such terms does not feel; exp for double.
 __device__ __forceinline__ float ExpScale(float x) {

@@ -1,0 +1,45 @@
+"""Raw states (kps/raw.py): the bits the kernels hand back for a block of a larger reduction turn
+back into exactly the accumulators the NumPy twin made, for every op with and without a state and
+every dtype; a block's indices are placed in the whole reduction's range."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import kps
+from kps import raw
+from ops import dask_backend, numpy_backend
+
+SPECS = [(kps.ADD, kps.MEAN), (kps.MAX, kps.NONE), (kps.LOGICAL_OR, kps.NONE), (kps.WELFORD, kps.variance(1)),
+         (kps.LOGSUMEXP, kps.LOG_OF_SUM), (kps.ARGMAX, kps.INDEX), (kps.nan.NANARGMIN, kps.INDEX),
+         (kps.MINMAX, kps.PEAK_TO_PEAK), (kps.nan.SUM_COUNT, kps.nan.MEAN_OF_NUMBERS),
+         (kps.precise.NEUMAIER, kps.precise.PRECISE_SUM), (kps.norms.SUM_OF_SQUARES, kps.norms.ROOT)]
+DTYPES = ["float32", "float64", "float16", "int8", "int32", "uint32", "int64", "uint64", "bool"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op,epilogue", SPECS, ids=lambda s: s.name)
+def test_raw_bits_give_back_the_accumulators(op, epilogue, dtype):
+    f = kps.resolve(op, kps.IDENTITY, epilogue, np.dtype(dtype))
+    x = (np.random.default_rng(5).standard_normal((6, 9)) * 50).astype(dtype)
+    if x.dtype.kind == "f":
+        x[2, 3] = np.nan
+    acc = numpy_backend.block_states(x, (1,), f, np.arange(9, dtype=np.int64) if op.indexed else None)
+    rf = raw.functors(f)
+    assert rf.out_dtype == np.int64 and rf.acc_dtype == f.acc_dtype
+    bits = rf.epilogue.numpy(numpy_backend.unpack(acc, f), 9)
+    bits = np.stack(bits, axis=-1) if isinstance(bits, tuple) else bits
+    back = raw.state(bits, f)
+    assert back.dtype == acc.dtype and back.shape == acc.shape
+    for name in acc.dtype.names or (None,):
+        a, b = (acc, back) if name is None else (acc[name], back[name])
+        assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), name
+
+
+def test_a_blocks_indices_are_placed_in_the_whole_range():
+    red_shape, axes = (4, 10), (0, 2)
+    info = [{"array-location": [(2, 4), (0, 3), (5, 10)]}]  # the block's rows 2-3 of 4, columns 5-9 of 10
+    local = np.array([0, 1, 5, 9, dask_backend.NO_INDEX])  # in the block's own (2, 5) reduced range
+    got = dask_backend._global_index(local, [2, 5], axes, red_shape, info)
+    expect = [2 * 10 + 5, 2 * 10 + 6, 3 * 10 + 5, 3 * 10 + 9, dask_backend.NO_INDEX]
+    assert got.tolist() == expect
