@@ -384,6 +384,12 @@ def _parse(argv):
     p.add_argument("--no-layouts", action="store_true", help="the sweep without its 3-d/4-d layouts")
     p.add_argument("--accuracy", action="store_true",
                    help="the sums' accuracy table: plain and precise=True against torch and CuPy (relative error, ulps)")
+    p.add_argument("--dask", action="store_true",
+                   help="dask arrays bigger than one GPU's memory, generated block by block, on 1 and on every GPU "
+                        "(dask-cuda's LocalCUDACluster), against dask's own reductions (without a GPU: NumPy blocks "
+                        "on CPU worker processes, scaled down)")
+    p.add_argument("--dask-gb", type=float, help="--dask: the array's size in GB (default: 2x one GPU's memory; "
+                                                 "1 GB without a GPU)")
     p.add_argument("--graph", action="store_true",
                    help="the small cases as direct calls and replayed from CUDA graphs (per reduction), against "
                         "torch.sum captured the same way")
@@ -477,6 +483,31 @@ def main_graph(args) -> int:
     return 0 if all(r["ok"] for r in rows) else 1
 
 
+def main_dask(args) -> int:
+    """The --dask table (ops/dask_bench.py)."""
+    from . import dask_bench
+
+    gpu = timing.gpu_available()
+    if gpu:
+        import cupy
+
+        gpus = cupy.cuda.runtime.getDeviceCount()
+        total = int((args.dask_gb or 2 * cupy.cuda.Device(0).mem_info[1] / 1e9) * 1e9)
+        counts, block = sorted({1, gpus}), 1 << 30
+        print(f"GPU: dask arrays of {total / 1e9:.0f} GB in 1 GB blocks on {counts} GPU(s)", flush=True)
+    else:
+        total, counts, block = int((args.dask_gb or 1) * 1e9), [1, 2], 64 << 20
+        print(f"no GPU: NumPy blocks on CPU worker processes, {total / 1e9:.1f} GB in 64 MB blocks", flush=True)
+    rows = dask_bench.run(counts, total, block, gpu, repeat=2)  # the first run warms the workers up
+    print(dask_bench.table(rows, gpu))
+    faster = sum(o["s"] <= t["s"] for o, t in zip(rows[::2], rows[1::2]))
+    print(f"summary: {faster}/{len(rows) // 2} reductions at or faster than dask's own; "
+          f"{sum(not r['ok'] for r in rows[::2])} wrong results")
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+    return 0 if all(r["ok"] for r in rows) else 1
+
+
 def main_sweep(args) -> int:
     from . import sweep
 
@@ -537,6 +568,8 @@ def main(argv=None) -> int:
         return main_accuracy(args)
     if args.graph:
         return main_graph(args)
+    if args.dask:
+        return main_dask(args)
     cases = select_cases(args)
     gpu = timing.gpu_available()
     if gpu:

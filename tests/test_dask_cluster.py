@@ -16,6 +16,14 @@ da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
 
+def test_the_dask_bench_runs_on_cpu_workers(capsys):
+    from ops import bench
+
+    assert bench.main(["--dask", "--dask-gb", "0.02"]) == 0
+    out = capsys.readouterr().out
+    assert "no GPU" in out and "0 wrong results" in out and out.count("column sum") == 2
+
+
 def test_a_killed_worker_is_recomputed_and_the_result_stays_right():
     def slow(block):  # local, so it travels to the workers by value
         import time as t
