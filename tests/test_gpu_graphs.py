@@ -53,6 +53,7 @@ def test_cupy_capture_replays_right_on_new_data():
 def test_a_call_that_would_compile_inside_a_capture_is_a_clear_error():
     stream = cp.cuda.Stream(non_blocking=True)
     x = cp.random.standard_normal((131, 463), dtype=cp.float64)
+    cp.cuda.Device().synchronize()  # x is written on the null stream, which a non-blocking one does not wait for
     with stream:
         stream.begin_capture()
         try:
@@ -61,6 +62,7 @@ def test_a_call_that_would_compile_inside_a_capture_is_a_clear_error():
         finally:
             stream.end_capture()  # the capture was not invalidated
         got = ops.reduce_prod(x[:, ::-1], axis=0)  # outside the capture: planned and compiled as usual
+    stream.synchronize()
     np.testing.assert_allclose(cp.asnumpy(got), np.prod(cp.asnumpy(x)[:, ::-1], axis=0), rtol=1e-10)
 
 
