@@ -122,7 +122,10 @@ STAGE_MAX_SLOTS = 4
 #: ReduceStaged takes a reduction whose innermost reduced run is at most this many bytes and off
 #: the 16-byte grid (a thread per short row, or a few lanes per longer one, reading the span from
 #: shared memory); longer runs stream through ReduceInner's 16-byte loads with a head and a tail.
-STAGE_MAX_RUN_BYTES = 2048
+#: H100, kernel alone, same run, rows of W elements summed, 2048 -> 512: float32 W = 255 / 511
+#: 2844 -> 2888 / 2865 -> 3014 GB/s, bool `any` W = 1023 / 2047 1043 -> 1151 / 1589 -> 1616,
+#: float16 W = 1023 2646 -> 2624 (a tie); shorter runs lose in ReduceInner (bool W = 255 1643 -> 1103).
+STAGE_MAX_RUN_BYTES = 512
 
 #: ReduceStaged takes a reduction whose innermost kept dim is at most this many bytes and off the
 #: 16-byte grid. Wider columns keep ReduceOuter, which reads misaligned rows with shifted vectors

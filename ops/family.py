@@ -107,7 +107,12 @@ def _is_float64(x) -> bool:
     dt = getattr(x, "dtype", None)
     if dt is None:
         dt = np.asarray(x).dtype
-    return str(dt) in ("float64", "torch.float64")
+    if isinstance(dt, np.dtype):  # (str() of a NumPy dtype costs microseconds a call)
+        return dt == _FLOAT64
+    return str(dt) == "torch.float64"
+
+
+_FLOAT64 = np.dtype(np.float64)
 
 
 def _nan_welford(nan_for, plain_for):
@@ -173,6 +178,8 @@ def reduce_minmax(x, axis=None, keepdims=False):
 
 
 def _check_ord(ord):
+    if type(ord) is int:  # the common case, first: the checks below cost microseconds a call
+        return ord
     if isinstance(ord, (bool, np.bool_)) or not isinstance(ord, (int, float, np.integer, np.floating)):
         if isinstance(ord, str):
             raise ValueError(f"ord: vector norms take a number, inf or -inf; {ord!r} is a matrix norm")
