@@ -51,13 +51,24 @@ def functors(f: Functors) -> Functors:
 
 def state(bits: np.ndarray, f: Functors) -> np.ndarray:
     """The accumulators (as ops/numpy_backend.py packs them: a scalar op's array, a state op's
-    structured array) from the raw results: `bits`, with one more last axis of a field each for a
-    state of several fields."""
+    structured array) from the raw results: `bits`, whose last axis holds one entry a field (one
+    for an op without a state)."""
     if not f.op.state:
-        return _field(bits, f.acc_dtype)
+        return _field(bits[..., 0], f.acc_dtype)
     names = f.acc_dtype.names
-    columns = [bits] if len(names) == 1 else [bits[..., k] for k in range(len(names))]
-    packed = np.empty(columns[0].shape, dtype=f.acc_dtype)
-    for name, column in zip(names, columns):
-        packed[name] = _field(column, f.acc_dtype.fields[name][0])
+    packed = np.empty(bits.shape[:-1], dtype=f.acc_dtype)
+    for k, name in enumerate(names):
+        packed[name] = _field(bits[..., k], f.acc_dtype.fields[name][0])
     return packed
+
+
+def bits(acc: np.ndarray, f: Functors) -> np.ndarray:
+    """The inverse of `state`: the accumulators' bits, one entry a field along a new last axis."""
+    if not f.op.state:
+        return _bits(acc)[..., None]
+    return np.stack([_bits(acc[name]) for name in f.acc_dtype.names], axis=-1)
+
+
+def fields(f: Functors) -> int:
+    """Entries of `state`'s and `bits`' last axis."""
+    return len(f.acc_dtype.names) if f.op.state else 1

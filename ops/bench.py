@@ -500,6 +500,9 @@ def main_dask(args) -> int:
         print(f"no GPU: NumPy blocks on CPU worker processes, {total / 1e9:.1f} GB in 64 MB blocks", flush=True)
     rows = dask_bench.run(counts, total, block, gpu, repeat=2)  # the first run warms the workers up
     print(dask_bench.table(rows, gpu))
+    if gpu:
+        alone = dask_bench.in_memory(block)
+        print("one in-memory 1 GB block on one GPU: " + ", ".join(f"{k} {v:.0f} GB/s" for k, v in alone.items()))
     faster = sum(o["s"] <= t["s"] for o, t in zip(rows[::2], rows[1::2]))
     print(f"summary: {faster}/{len(rows) // 2} reductions at or faster than dask's own; "
           f"{sum(not r['ok'] for r in rows[::2])} wrong results")

@@ -3,7 +3,9 @@ generated block by block on the workers (never whole), on 1 and on N GPUs (dask-
 LocalCUDACluster: one worker per GPU), against dask's own reductions of the same CuPy blocks in the
 same run. Without a GPU: NumPy blocks on a LocalCluster of CPU worker processes, scaled down, and
 it says so. Time is the wall clock of `.compute()`, generation included (it is the same for both);
-GB/s per GPU = the array's bytes / time / workers."""
+GB/s per GPU = the array's bytes / time / workers. The same graph with each block cut to one
+element instead of reduced is timed too (generation and dask's own work alone): the reduction's own
+GB/s per GPU is the bytes over the time beyond it, to set beside one GPU's in-memory figure."""
 from __future__ import annotations
 
 import time
@@ -25,11 +27,31 @@ REDUCTIONS: Dict[str, tuple] = {
 COLUMNS = 4096
 
 
+#: splitmix64 of (seed + the element's place) -> a float32 uniform in [-1, 1): a GPU block written at
+#: the memory's speed (CuPy's normal generator took 7 ms a GB, five times the reduction's time).
+_HASH_SOURCE = ("unsigned long long z = seed + start + i;"
+                " z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull; z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;"
+                " z ^= z >> 31; y = (float)(z >> 40) * (2.0f / 16777216.0f) - 1.0f;")
+
+
 def _generate(xp_name: str, rows: int, seed: int, block_info=None):
-    """One block of standard-normal float32 rows, seeded by its place (NumPy or CuPy)."""
-    xp = __import__(xp_name)
+    """One block of random float32 rows, seeded by its place (NumPy: standard normal; CuPy: uniform
+    in [-1, 1) from a hash of each element's place)."""
     start = block_info[None]["array-location"][0][0]
-    return xp.random.default_rng(seed + start).standard_normal((rows, COLUMNS), dtype=np.float32)
+    if xp_name == "numpy":
+        return np.random.default_rng(seed + start).standard_normal((rows, COLUMNS), dtype=np.float32)
+    import cupy
+
+    out = cupy.empty((rows, COLUMNS), dtype=np.float32)
+    cupy.ElementwiseKernel("uint64 seed, uint64 start", "float32 y", _HASH_SOURCE, "kps_bench_block")(
+        np.uint64(seed), np.uint64(start * COLUMNS), out)
+    return out
+
+
+def _corner(block):
+    """A block cut to its first element (a copy: a view would keep the whole block alive): the graph
+    of a reduction with next to no reduction."""
+    return block[:1, :1].copy()
 
 
 def array(total_bytes: int, block_bytes: int, gpu: bool, seed: int = 0):
@@ -72,16 +94,32 @@ def run(worker_counts: List[int], total_bytes: int, block_bytes: int, gpu: bool,
         with _cluster(workers, gpu) as cluster, distributed.Client(cluster):
             d = array(total_bytes, block_bytes, gpu)
             nbytes = d.nbytes
+            corners = d.map_blocks(_corner, chunks=((1,) * d.numblocks[0], (1,) * d.numblocks[1]))
+            generation = min(_time(lambda: corners.compute()) for _ in range(repeat))
             for name, (ours, theirs) in REDUCTIONS.items():
                 results = {}
                 for impl, fn in (("ours", ours), ("dask", theirs)):
                     seconds = min(_time(lambda: results.__setitem__(impl, fn(d).compute())) for _ in range(repeat))
+                    beyond = seconds - generation
                     rows.append({"workers": workers, "op": name, "impl": impl, "s": seconds,
-                                 "GBps_per_worker": nbytes / seconds / 1e9 / workers, "GB": nbytes / 1e9})
+                                 "GBps_per_worker": nbytes / seconds / 1e9 / workers, "GB": nbytes / 1e9,
+                                 "generation_s": generation,
+                                 "reduction_GBps_per_worker": nbytes / beyond / 1e9 / workers if beyond > 0 else None})
                 got, expect = (np.asarray(_host(results[k]), dtype=np.float64) for k in ("ours", "dask"))
                 ok = np.allclose(got, expect, rtol=1e-4, atol=1e-3 * np.sqrt(nbytes / 4 / max(1, got.size)))
                 rows[-1]["ok"] = rows[-2]["ok"] = bool(ok)
     return rows
+
+
+def in_memory(block_bytes: int) -> Dict[str, float]:
+    """GB/s of each reduction of this project on one in-memory CuPy block of `block_bytes`, one GPU
+    (CUDA events, median: ops/timing.py), the figure a GPU's share of the dask run is set beside."""
+    import cupy
+
+    from . import timing
+
+    x = cupy.random.default_rng(0).standard_normal((max(1, block_bytes // (4 * COLUMNS)), COLUMNS), dtype=np.float32)
+    return {name: x.nbytes / timing.median_us(lambda: ours(x)) / 1e3 for name, (ours, _) in REDUCTIONS.items()}
 
 
 def _host(a):
@@ -91,9 +129,13 @@ def _host(a):
 def table(rows: List[dict], gpu: bool) -> str:
     unit = "GPU" if gpu else "worker"
     lines = [f"{'workers':>7}  {'op':<11}{'ours s':>9}{'dask s':>9}{f'ours GB/s/{unit}':>18}{f'dask GB/s/{unit}':>18}"
-             f"{'vs dask':>9}  ok"]
+             f"{'vs dask':>9}{'gen s':>8}{'ours net GB/s':>15}{'dask net':>10}  ok"]
     for ours, theirs in zip(rows[::2], rows[1::2]):
+        net = [f"{r['reduction_GBps_per_worker']:.0f}" if r["reduction_GBps_per_worker"] else "-" for r in (ours, theirs)]
         lines.append(f"{ours['workers']:>7}  {ours['op']:<11}{ours['s']:>9.3f}{theirs['s']:>9.3f}"
                      f"{ours['GBps_per_worker']:>18.1f}{theirs['GBps_per_worker']:>18.1f}"
-                     f"{theirs['s'] / ours['s']:>8.2f}x  {'yes' if ours['ok'] else 'NO'}")
+                     f"{theirs['s'] / ours['s']:>8.2f}x{ours['generation_s']:>8.3f}{net[0]:>15}{net[1]:>10}"
+                     f"  {'yes' if ours['ok'] else 'NO'}")
+    lines.append(f"(gen s: the same graph with each block cut to one element, not reduced; net GB/s per {unit}: "
+                 "the bytes over the time beyond it)")
     return "\n".join(lines)

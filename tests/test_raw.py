@@ -28,12 +28,14 @@ def test_raw_bits_give_back_the_accumulators(op, epilogue, dtype):
     rf = raw.functors(f)
     assert rf.out_dtype == np.int64 and rf.acc_dtype == f.acc_dtype
     bits = rf.epilogue.numpy(numpy_backend.unpack(acc, f), 9)
-    bits = np.stack(bits, axis=-1) if isinstance(bits, tuple) else bits
+    bits = np.stack(bits, axis=-1) if isinstance(bits, tuple) else bits[..., None]
+    assert bits.shape == acc.shape + (raw.fields(f),)
     back = raw.state(bits, f)
     assert back.dtype == acc.dtype and back.shape == acc.shape
     for name in acc.dtype.names or (None,):
         a, b = (acc, back) if name is None else (acc[name], back[name])
         assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), name
+    assert np.array_equal(raw.bits(back, f), bits)  # and back to the same bits
 
 
 def test_a_blocks_indices_are_placed_in_the_whole_range():
@@ -43,3 +45,16 @@ def test_a_blocks_indices_are_placed_in_the_whole_range():
     got = dask_backend._global_index(local, [2, 5], axes, red_shape, info)
     expect = [2 * 10 + 5, 2 * 10 + 6, 3 * 10 + 5, 3 * 10 + 9, dask_backend.NO_INDEX]
     assert got.tolist() == expect
+
+
+@pytest.mark.parametrize("op,epilogue", SPECS, ids=lambda s: s.name)
+def test_merging_bits_is_merging_the_accumulators(op, epilogue):
+    """CuPy blocks' states travel as bits (ops/dask_backend.py): their merge gives the bits of the
+    accumulators' merge."""
+    f = kps.resolve(op, kps.IDENTITY, epilogue, np.dtype("float32"))
+    x = np.random.default_rng(6).standard_normal((4, 5, 8)).astype(np.float32)
+    x[1, 2, 3] = np.nan
+    acc = numpy_backend.block_states(x, (2,), f, np.arange(8, dtype=np.int64) if op.indexed else None)
+    merged = dask_backend._Merge(f, gpu=True)(raw.bits(acc, f), (0,))
+    expect = numpy_backend.merge_states(acc, (0,), f)
+    assert np.array_equal(merged, raw.bits(expect, f))
