@@ -25,6 +25,7 @@ from .functors import (
     STATE_FIELD_TYPES,
     packs_words,
     resolve,
+    word_columns,
     word_functors,
 )
 from .statistics import LOG_OF_SUM, LOGSUMEXP, WELFORD, mean_and_variance, std, variance
@@ -35,7 +36,7 @@ from . import nan, norms, precise
 __all__ = [
     "ABS", "ADD", "EPILOGUES", "IDENTITY", "LOGICAL_AND", "LOGICAL_OR", "MAX", "MEAN", "MIN", "MUL",
     "NONE", "REDUCE_OPS", "SQUARE", "TRANSFORMS", "SUPPORTED", "CompileError", "Epilogue", "Functors",
-    "ReduceOp", "TransformOp", "check_dtype", "compile_program", "packs_words", "resolve", "word_functors",
+    "ReduceOp", "TransformOp", "check_dtype", "compile_program", "packs_words", "resolve", "word_columns", "word_functors",
     "STATE_FIELD_TYPES", "LOG_OF_SUM", "LOGSUMEXP", "WELFORD", "mean_and_variance", "std", "variance", "ARGMAX", "ARGMIN", "INDEX",
     "NONZERO", "MIN_AND_MAX", "MINMAX", "PEAK_TO_PEAK", "nan", "norms", "precise",
 ]

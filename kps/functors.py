@@ -360,6 +360,31 @@ def packs_words(f: Functors) -> bool:
     return f.in_dtype.itemsize == 1 and f.op in _BYTES_IN_A_WORD and f.transform is IDENTITY and f.epilogue is NONE
 
 
+def _byte_lanes(w: np.ndarray, fn) -> np.ndarray:
+    """uint32 words with `fn` applied to each of their four bytes (uint8 in, uint8 out)."""
+    lanes = np.ascontiguousarray(w, dtype=np.uint32).view(np.uint8)
+    return np.ascontiguousarray(fn(lanes).astype(np.uint8)).view(np.uint32).reshape(np.shape(w))
+
+
+#: Kept columns of a 1-byte `any` / `all` read as uint32 words, four columns a word
+#: (kernels/dispatch.py): the words OR-ed (any), or AND-ed once each byte is 0xFF where nonzero
+#: (all), byte lane by byte lane, and each byte of the result written as a bool.
+BIT_OR = ReduceOp("bit_or", "a | b", lambda dt: 0, np.bitwise_or)
+BIT_AND = ReduceOp("bit_and", "a & b", lambda dt: 0xFFFFFFFF, np.bitwise_and)
+BYTES_NONZERO = TransformOp("bytes_nonzero", "__vcmpne4(x, 0u)", lambda w: _byte_lanes(w, lambda b: (b != 0) * 255))
+BYTES_AS_BOOLS = Epilogue("bytes_as_bools", "(__vcmpne4(a, 0u) & 0x01010101u)",
+                          lambda a, n: _byte_lanes(a, lambda b: b != 0))
+_WORD_COLUMNS = {LOGICAL_OR: (BIT_OR, IDENTITY), LOGICAL_AND: (BIT_AND, BYTES_NONZERO)}
+
+
+def word_columns(f: Functors) -> Functors:
+    """The same reduction over uint32 words of four kept columns, where `packs_words(f)` and the
+    result is bool: each word's bytes reduced lane by lane, four bools written a word."""
+    op, transform = _WORD_COLUMNS[f.op]
+    word = np.dtype(np.uint32)
+    return Functors(op, transform, BYTES_AS_BOOLS, word, word, word, word)
+
+
 def word_functors(f: Functors) -> Functors:
     """The same reduction over uint32 words of four input bytes (see `packs_words`)."""
     return Functors(f.op, _BYTES_IN_A_WORD[f.op], f.epilogue, np.dtype(np.uint32), f.acc_dtype, f.out_dtype,

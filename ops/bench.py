@@ -84,6 +84,11 @@ OPS = {
                                        else (torch.amin(t, dim=axes), torch.amax(t, dim=axes)))),
 }
 
+#: An op's plain twin (the same reduction without NaN skipping or compensation), timed in the same
+#: rounds, so the table shows what the feature costs (`vs plain`: the twin's time over ours).
+PLAIN_TWINS = {"sum_precise": "sum", "nansum": "sum", "nanmean": "mean", "nanmax": "max", "nanvar": "var",
+               "nanargmax": "argmax"}
+
 #: Ops whose result is an index or a count: compared exactly.
 INDEX_OPS = ("argmax", "argmin", "nanargmax", "count_nonzero")
 
@@ -257,10 +262,15 @@ def time_against_peers(row: dict, op: str, x, axes, nbytes: int, ceiling: float,
     share of the ceiling."""
     ours = OPS[op][0]
     calls = {"ours": lambda: ours(x, axis=axes), **peer_calls(op, x, axes)}
+    if op in PLAIN_TWINS:
+        plain = OPS[PLAIN_TWINS[op]][0]
+        calls["plain"] = lambda: plain(x, axis=axes)
     for name, us in timing.interleaved_us(calls, repeat=repeat, slow_ms=slow_ms).items():
         row[f"{name}_us"] = us
     peers = [row[k] for k in ("torch_us", "cupy_us") if k in row]
     row["vs_best_peer"] = min(peers) / row["ours_us"] if peers else float("nan")
+    if "plain_us" in row:
+        row["vs_plain"] = row["plain_us"] / row["ours_us"]
     row["pct_ceiling"] = 100 * nbytes / row["ours_us"] / 1e3 / ceiling
 
 
@@ -322,8 +332,10 @@ def run_cpu_rosenbrock() -> dict:
 
 
 def _table(rows: List[dict], gpu: bool) -> str:
+    plain = gpu and any("vs_plain" in r for r in rows)
     if gpu:
-        head = f"{'case':<26}{'MB':>8}{'ours us':>10}{'GB/s':>8}{'%ceil':>7}{'torch us':>10}{'cupy us':>10}{'vs best':>9}  ok"
+        head = (f"{'case':<26}{'MB':>8}{'ours us':>10}{'GB/s':>8}{'%ceil':>7}{'torch us':>10}{'cupy us':>10}{'vs best':>9}"
+                + (f"{'vs plain':>10}" if plain else "") + "  ok")
     else:
         head = f"{'case':<40}{'MB':>8}{'ours us':>10}{'numpy us':>10}{'vs numpy':>9}  ok"
     lines = [head]
@@ -332,7 +344,8 @@ def _table(rows: List[dict], gpu: bool) -> str:
         if gpu:
             lines.append(
                 f"{r['case']:<26}{r['MB']:>8.1f}{r['ours_us']:>10.1f}{r['GBps']:>8.0f}{r['pct_ceiling']:>6.1f}%"
-                f"{r.get('torch_us', float('nan')):>10.1f}{r.get('cupy_us', float('nan')):>10.1f}{r['vs_best_peer']:>8.2f}x  {ok}"
+                f"{r.get('torch_us', float('nan')):>10.1f}{r.get('cupy_us', float('nan')):>10.1f}{r['vs_best_peer']:>8.2f}x"
+                + (f"{r.get('vs_plain', float('nan')):>9.2f}x" if plain else "") + f"  {ok}"
             )
         else:
             lines.append(f"{r['case']:<40}{r['MB']:>8.2f}{r['ours_us']:>10.1f}{r['numpy_us']:>10.1f}"

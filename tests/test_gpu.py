@@ -9,7 +9,7 @@ import pytest
 
 import kps
 import ops
-from kernels import config
+from kernels import config, dispatch
 
 from helpers import DTYPES, OPS, check, check_or_raises, data
 
@@ -202,7 +202,7 @@ def test_one_byte_any_all_read_as_words(op, dtype, rng):
     shape = (37, 6, 64)
     strides = [int(np.prod(shape[i + 1:])) for i in range(len(shape))]
     assert config.plan(shape, strides, (2,), [6, 1], 1, 1, 132, pack_words=True).words
-    for axis in [None, 2, (1, 2), (0, 2), 0]:  # axis 0 keeps the innermost dim: read byte by byte
+    for axis in [None, 2, (1, 2), (0, 2), 0]:  # axis 0 keeps the innermost dim: words of four columns
         x = data(shape, dtype, op, rng)
         check(op, run(op, cp.asarray(x), axis), x, axis)
     # one byte off the word grid: byte by byte
@@ -213,8 +213,36 @@ def test_one_byte_any_all_read_as_words(op, dtype, rng):
     # bytes other than 0 and 1 (a bool array over raw bytes): every nonzero byte is true, as in NumPy
     raw = rng.choice(np.array([0, 1, 2, 0x80, 0xFF], dtype=np.uint8), size=shape, p=[0.02, 0.2, 0.3, 0.3, 0.18])
     x = raw.view(dtype)
-    for axis in [None, 2, (0, 2)]:
+    for axis in [None, 2, (0, 2), 0, (0, 1)]:
         check(op, run(op, cp.asarray(raw).view(dtype), axis), x, axis)
+
+
+#: 1-byte `any` / `all` whose innermost dim is kept: whole uint32 words of columns, read four a word.
+WORD_COLUMN_SHAPES = [((1000, 64), (0,)), ((37, 8, 12), (0, 1)), ((5, 300, 16), (1,)), ((3, 4), (0,)),
+                      ((20001, 4), (0,)), ((2, 3, 1024), (0,)), ((64, 40), (0,)), ((6, 7, 8), (0,))]
+
+
+@pytest.mark.parametrize("shape,axes", WORD_COLUMN_SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", [np.dtype(np.bool_), np.dtype(np.int8), np.dtype(np.uint8)], ids=str)
+@pytest.mark.parametrize("op", ["any", "all"])
+def test_one_byte_columns_read_as_words(op, dtype, shape, axes, rng):
+    base = op == "all"  # all: true but for a few elements; any: false but for a few
+    truth = np.full(shape, base)
+    flat = truth.reshape(-1)
+    flat[rng.choice(flat.size, size=max(1, flat.size // 97), replace=False)] = not base
+    # nonzero bytes of every kind: 1 & 2 == 0 and 0x80 carry no shared bit, so a raw AND would be wrong
+    values = [True] if dtype == np.bool_ else ([1, 2, -1, -128] if dtype.kind == "i" else [1, 2, 128, 255])
+    x = np.where(truth, rng.choice(values, size=shape), 0).astype(dtype)
+    xd = cp.asarray(x)
+    f = kps.resolve(kps.LOGICAL_AND if op == "all" else kps.LOGICAL_OR, kps.IDENTITY, kps.NONE, dtype)
+    y = cp.empty(config.result_shape(shape, axes, False), dtype=bool)
+    assert dispatch._word_columns(xd, y, axes, f, ()) is not None
+    check(op, run(op, xd, axes), x, axes)
+    check(op, run(op, xd, axes, keepdims=True), x, axes, keepdims=True)
+    moved = cp.empty(x.size + 1, dtype=dtype)[1:].reshape(shape)  # a byte off the word grid: byte by byte
+    moved[...] = xd
+    assert dispatch._word_columns(moved, y, axes, f, ()) is None
+    check(op, run(op, moved, axes), x, axes)
 
 
 def test_non_contiguous_out(rng):
