@@ -122,10 +122,11 @@ STAGE_MAX_SLOTS = 4
 #: ReduceStaged takes a reduction whose innermost reduced run is at most this many bytes and off
 #: the 16-byte grid (a thread per short row, or a few lanes per longer one, reading the span from
 #: shared memory); longer runs stream through ReduceInner's 16-byte loads with a head and a tail.
-#: H100, kernel alone, same run, rows of W elements summed, 2048 -> 512: float32 W = 255 / 511
-#: 2844 -> 2888 / 2865 -> 3014 GB/s, bool `any` W = 1023 / 2047 1043 -> 1151 / 1589 -> 1616,
-#: float16 W = 1023 2646 -> 2624 (a tie); shorter runs lose in ReduceInner (bool W = 255 1643 -> 1103).
-STAGE_MAX_RUN_BYTES = 512
+STAGE_MAX_RUN_BYTES = 2048
+#: (A limit of 512 for rows, tried: H100, kernel alone, same run, float32 rows of W in ReduceInner
+#: against staged: W = 255 / 383 / 511 2842 -> 2891 / 2764 -> 2912 / 2858 -> 3011 GB/s, but W = 129 /
+#: 257 2824 -> 2333 / 2840 -> 2465, and several reduced dims far worse ((45191, 5, 9, 33) over
+#: (0, 2, 3) 2448 -> 425 in the sweep), 1-byte rows of 1001 2058 -> 1095. Kept at 2048.)
 
 #: ReduceStaged takes a reduction whose innermost kept dim is at most this many bytes and off the
 #: 16-byte grid. Wider columns keep ReduceOuter, which reads misaligned rows with shifted vectors
