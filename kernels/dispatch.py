@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
+
 import kps
 from kps.functors import Functors
 
@@ -42,7 +44,6 @@ def launch_for(x, y, axes: Sequence[int], keepdims: bool, functors: Functors, mo
     return launcher.get_launch(key, make_cfg, functors, device_id, in_capture)
 
 
-
 def _word_columns(x, y, axes, functors: Functors, more):
     """`any` / `all` of a 1-byte input whose innermost dim is kept, contiguous and whole uint32
     words, in and out (every address a multiple of 4): `x` and `y` as uint32 views, four columns a
@@ -51,8 +52,6 @@ def _word_columns(x, y, axes, functors: Functors, more):
     by byte -> words, kernel alone, same run: `any` of (64, 4194304) 1838 -> 2893 GB/s, (65536, 4096)
     2475 -> 2923, (5592405, 48) 1976 -> 2795; `all` of (64, 4194304) 1760 -> 2894, (1048576, 256)
     1978 -> 2784; (32, 4096, 1024) over axis 1 2302 -> 2730."""
-    import numpy as np
-
     if (more or not kps.packs_words(functors) or functors.out_dtype != np.bool_ or x.ndim == 0
             or x.ndim - 1 in axes or x.shape[-1] % 4 or x.strides[-1] != 1 or y.ndim == 0 or y.strides[-1] != 1
             or y.shape[-1] != x.shape[-1] or x.data.ptr % 4 or y.data.ptr % 4

@@ -11,6 +11,7 @@ from hypothesis.extra import numpy as hnp
 
 import kps
 import ops
+from ops import numpy_backend
 from helpers import DTYPES, OPS, check, data
 
 
@@ -252,3 +253,20 @@ def test_all_keepdims_axis_combinations(dtype):
     for r in range(4):
         for axis in itertools.combinations(range(3), r):
             check("sum", ops.reduce_sum(x, axis=axis, keepdims=True), x, axis, True)
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint8])
+@pytest.mark.parametrize("op", [kps.LOGICAL_OR, kps.LOGICAL_AND])
+def test_the_word_column_functors_twins_are_any_and_all(op, dtype):
+    """kps.word_columns (the GPU reads kept 1-byte columns four a word): its NumPy twins over uint32
+    views give NumPy's any / all of the columns, bytes of every kind (1 & 2 share no bit)."""
+    rng = np.random.default_rng(8)
+    x = rng.choice(np.array([0, 1, 2, 0x80, 0xFF], dtype=np.uint8), size=(50, 3, 16), p=[0.2, 0.2, 0.2, 0.2, 0.2])
+    x[:, 1, :4] = 2  # whole columns of one nonzero value: all is true there
+    x[:, 2, 4:8] = 0  # and of zeros: any is false there
+    x = x.view(dtype)
+    f = kps.word_columns(kps.resolve(op, kps.IDENTITY, kps.NONE, np.dtype(dtype)))
+    for axes in [(0,), (0, 1), (1,)]:
+        got = numpy_backend.reduce(x.view(np.uint32), axes, False, f).view(np.bool_)
+        expect = (np.all if op is kps.LOGICAL_AND else np.any)(x != 0, axis=axes)
+        np.testing.assert_array_equal(got, expect)
