@@ -164,8 +164,9 @@ def reduce(x, axis=None, op=kps.ADD, transform=kps.IDENTITY, keepdims=False, dty
             except TypeError:  # an unhashable descriptor or dtype: the checked path says which
                 call = None
             if call is not None:
+                result = call(x)
                 table.touch(sig)
-                return call(x)
+                return result
         return _reduce_inputs(x, axis, op, transform, keepdims, dtype, out, epilogue)
     table = None
     if out is None:
@@ -188,10 +189,7 @@ def _run(x, axis, op, transform, keepdims, dtype, out, epilogue, table, twin=Non
             call = None
         if call is not None:
             result = call(x)  # first: what the GPU waits for comes before any bookkeeping
-            try:  # mark it used (kps/cache.py); another thread may have dropped it meanwhile
-                table.move_to_end(sig)
-            except KeyError:
-                pass
+            table.touch(sig)  # mark it used (kps/cache.py)
             return result
     if isinstance(x, np.generic):
         x = np.asarray(x)
