@@ -179,6 +179,7 @@ class ReduceConfig:
     vec_out: bool = False  # outer kernel: vector stores allowed
     flat_runs: bool = False  # inner kernel: the runs of an output walked as one sequence of vectors
     words: bool = False  # a 1-byte input read as uint32 words (every size, stride and offset in words)
+    word_columns: bool = False  # the same, four kept columns a word, in and out (kps.word_columns)
     stage: Optional[Stage] = None  # staged kernel: `kept` holds the output tiles, `red` the stages
     index_offset: int = 0  # with index strides: the index of the element at in_offset (flipped dims)
     min_blocks: int = 0  # inner kernel: resident blocks per SM its registers must allow (0: no bound)
@@ -218,6 +219,7 @@ def plan(
     tuning=policy,
     blocks_per_sm: int = 0,
     pack_words: bool = False,
+    pack_word_columns: bool = False,
     acc_itemsize: int = 4,
     index_strides: bool = False,
     vector_loads: bool = True,
@@ -232,7 +234,9 @@ def plan(
     smaller ones to reach splits and tails with small shapes). `blocks_per_sm` is the compiled
     kernel's measured occupancy, when known (0: the policy's estimate). `pack_words`: the reduction
     of a 1-byte input may read it as uint32 words of four bytes (kps.packs_words says when);
-    the plan says whether it does (`words`), in word units throughout. `acc_itemsize`: bytes of one
+    the plan says whether it does (`words`), in word units throughout. `pack_word_columns`: where the
+    innermost dim is kept instead, its columns may be read and written four a word (`word_columns`:
+    the reduction's bool results written as bytes of words, kps.word_columns). `acc_itemsize`: bytes of one
     accumulator (a state of several fields is wider), which bounds what shared memory holds.
     `index_strides`: the kernels tell each element's index in the reduced range (the C-order
     flattening of the reduced axes) to the reduction; reduced dims then merge only where their
@@ -267,9 +271,7 @@ def plan(
     kept = merge(sorted(kept, key=_stride_key))
     red = merge(sorted(red, key=_stride_key)) or (Dim(1, 1),)
 
-    red_inner = red[-1].in_stride or math.inf
-    kept_inner = (abs(kept[-1].in_stride) or math.inf) if kept else math.inf
-    use_inner = not kept or red_inner < kept_inner or red_inner == kept_inner == math.inf
+    use_inner = _innermost_reduced(kept, red)
     words = (pack_words and vector_loads and itemsize == 1 and use_inner
              and _packs_words(kept, red, in_offset, in_misalign))
     if words:  # a lane element is 4 bytes of the innermost reduced run: 4x fewer, 4x wider
@@ -280,6 +282,14 @@ def plan(
         if words:
             kept, red = w_kept, w_red
             in_offset, num_red, itemsize = in_offset // 4, num_red // 4, 4
+    word_columns = (pack_word_columns and vector_loads and itemsize == 1 and out_itemsize == 1 and not use_inner
+                    and _packs_word_columns(kept, red, in_offset, in_misalign, out_align))
+    if word_columns:  # an element is 4 adjacent columns, in and out: 4x fewer outputs, 4x wider
+        kept = tuple(Dim(d.size, d.in_stride // 4, d.out_stride // 4) for d in kept[:-1]) + (Dim(kept[-1].size // 4, 1, 1),)
+        kept = tuple(d for d in kept if d.size > 1)  # one word of columns: a reduction of whole words
+        red = tuple(Dim(d.size, d.in_stride // 4, d.out_stride) if d.size > 1 else d for d in red)
+        in_offset, num_out, itemsize, out_itemsize, acc_itemsize = in_offset // 4, num_out // 4, 4, 4, 4
+        use_inner = _innermost_reduced(kept, red)
 
     extent = abs(in_offset) + sum((d.size - 1) * abs(d.in_stride) for d in kept + red)
     out_extent = sum((d.size - 1) * abs(d.out_stride) for d in kept)
@@ -302,7 +312,7 @@ def plan(
                 inner=red[-1] if use_inner else kept[-1],
                 index_bits=_index_bits(extent, out_extent, num_out, num_red, partials),
                 vec=tuning.LOAD_BYTES // itemsize, ny=tuning.MAX_TILE_ROWS, lanes=bx,
-                grid=grid, num_splits=grid[1], words=words, stage=stage, **common,
+                grid=grid, num_splits=grid[1], words=words, word_columns=word_columns, stage=stage, **common,
             )
 
     if use_inner:
@@ -362,7 +372,7 @@ def plan(
             reduce_type=reduce_type, kernel="inner", kept=kept, red=segs, inner=inner,
             index_bits=index_bits, vec=vec, ny=ny, lanes=lanes,
             grid=(min(row_blocks, tuning.MAX_GRID_X), num_splits), num_splits=num_splits,
-            flat_runs=flat, words=words, min_blocks=tuning.INNER_MIN_BLOCKS if state_acc else 0, **split, **common,
+            flat_runs=flat, words=words, word_columns=word_columns, min_blocks=tuning.INNER_MIN_BLOCKS if state_acc else 0, **split, **common,
         )
 
     inner, outer = kept[-1], kept[:-1]
@@ -411,8 +421,15 @@ def plan(
         index_bits=index_bits, vec=vec, ny=ny, lanes=bx,
         grid=(min(num_tiles, tuning.MAX_GRID_X), num_splits), num_splits=num_splits,
         rows_per_split=rows_per_split, col_tiles=col_tiles, num_tiles=num_tiles,
-        vec_in=vec_in, vec_out=vec_out, **common,
+        vec_in=vec_in, vec_out=vec_out, word_columns=word_columns, **common,
     )
+
+
+def _innermost_reduced(kept, red) -> bool:
+    """Whether the dim with the smallest stride is reduced (ReduceInner's case)."""
+    red_inner = red[-1].in_stride or math.inf
+    kept_inner = (abs(kept[-1].in_stride) or math.inf) if kept else math.inf
+    return not kept or red_inner < kept_inner or red_inner == kept_inner == math.inf
 
 
 def _reduce_type(kept, red, use_inner: bool) -> str:
@@ -546,6 +563,16 @@ def _packs_words(kept, red, in_offset: int, in_misalign: int) -> bool:
     (the offset too becomes words, so it must be whole words itself)."""
     return (red[-1].in_stride == 1 and red[-1].size % 4 == 0 and in_offset % 4 == 0
             and _aligned(in_misalign, [d.in_stride for d in kept + red[:-1]], 1, 4))
+
+
+def _packs_word_columns(kept, red, in_offset: int, in_misalign: int, out_align: int) -> bool:
+    """Whether a 1-byte input's innermost kept dim reads and writes as aligned uint32 words of four
+    columns: contiguous in and out, whole words long, every other stride, the offset and both
+    addresses whole words."""
+    inner = kept[-1]
+    return (inner.in_stride == 1 and inner.out_stride == 1 and inner.size % 4 == 0 and in_offset % 4 == 0
+            and out_align % 4 == 0 and _aligned(in_misalign, [d.in_stride for d in kept[:-1] + red if d.size > 1], 1, 4)
+            and _aligned(0, [d.out_stride for d in kept[:-1] if d.size > 1], 1, 4))
 
 
 def _choose_splits(units: int, slots: int, max_splits: int, realize) -> int:

@@ -129,6 +129,8 @@ class Launch:
         self.cfg = cfg
         if cfg.words:  # the plan reads 4 input bytes per element
             functors = kps.word_functors(functors)
+        elif cfg.word_columns:  # ... and writes 4 bool results per element
+            functors = kps.word_columns(functors)
         self.name = source.kernel_name(cfg, functors)
         self.function = compiler.load(source.program(functors), [self.name], device_id,
                                       [source.INCLUDE_DIR])[self.name]

@@ -367,7 +367,7 @@ def _byte_lanes(w: np.ndarray, fn) -> np.ndarray:
 
 
 #: Kept columns of a 1-byte `any` / `all` read as uint32 words, four columns a word
-#: (kernels/dispatch.py): the words OR-ed (any), or AND-ed once each byte is 0xFF where nonzero
+#: (the planner's `word_columns`): the words OR-ed (any), or AND-ed once each byte is 0xFF where nonzero
 #: (all), byte lane by byte lane, and each byte of the result written as a bool.
 BIT_OR = ReduceOp("bit_or", "a | b", lambda dt: 0, np.bitwise_or)
 BIT_AND = ReduceOp("bit_and", "a & b", lambda dt: 0xFFFFFFFF, np.bitwise_and)

@@ -76,14 +76,12 @@ def _names(functors: kps.Functors):
                               state_acc=bool(functors.op.state))
             f = kps.word_functors(functors) if cfg.words else functors
             names.setdefault(f, set()).add(source.kernel_name(cfg, f))
-        if (kps.packs_words(functors) and functors.out_dtype == np.bool_ and layout is None
-                and len(shape) - 1 not in axes and shape[-1] % 4 == 0):  # kept columns read as words
-            shape = shape[:-1] + (shape[-1] // 4,)
-            kept = [n for i, n in enumerate(shape) if i not in axes]
-            cfg = config.plan(shape, [int(np.prod(shape[i + 1:])) for i in range(len(shape))], axes,
-                              [int(np.prod(kept[i + 1:])) for i in range(len(kept))], 4, 4, 132)
-            f = kps.word_columns(functors)
-            names.setdefault(f, set()).add(source.kernel_name(cfg, f))
+        if kps.packs_words(functors) and functors.out_dtype == np.bool_:  # kept columns read as words
+            cfg = config.plan(shape, strides, axes, out_strides, itemsize, 1, 132, pack_word_columns=True,
+                              acc_itemsize=functors.acc_dtype.itemsize)
+            if cfg.word_columns:
+                f = kps.word_columns(functors)
+                names.setdefault(f, set()).add(source.kernel_name(cfg, f))
     return names
 
 

@@ -153,26 +153,33 @@ def test_flat_runs_coverage(shape, axes, itemsize):
 
 
 def check_words_coverage(view: np.ndarray, axes, sm_count: int, misalign: int, tuning=policy):
-    """A 1-byte `any`/`all` planned with pack_words: where it reads words, every input byte is read
-    once (4 per word) and every output written once."""
+    """A 1-byte `any`/`all` planned with pack_words and pack_word_columns: where it reads words,
+    every input byte is read once (4 per word) and every output written once (4 per word where the
+    words are columns)."""
     strides = list(view.strides)
     kept_shape = [n for i, n in enumerate(view.shape) if i not in axes]
     out = np.empty(kept_shape, dtype=np.uint8)
     cfg = config.plan(view.shape, strides, axes, list(out.strides), 1, 1, sm_count, in_misalign=misalign,
-                      out_align=16, tuning=tuning, pack_words=True)
-    if cfg.words:
-        assert cfg.kernel in ("inner", "staged"), cfg
+                      out_align=16, tuning=tuning, pack_words=True, pack_word_columns=True, acc_itemsize=1)
+    if cfg.words or cfg.word_columns:
+        assert not (cfg.words and cfg.word_columns) and (cfg.word_columns or cfg.kernel in ("inner", "staged")), cfg
         replay = Replay(cfg, 4, misalign).run()
-        read = Counter()
-        for word, times in replay.reads.items():
-            for b in range(4):
-                read[4 * word + b] += times
-        assert read == _offsets(view.shape, strides), cfg
-        assert replay.writes == _offsets(out.shape, list(out.strides)), cfg
+        assert _bytes_of_words(replay.reads) == _offsets(view.shape, strides), cfg
+        writes = _bytes_of_words(replay.writes) if cfg.word_columns else replay.writes
+        assert writes == _offsets(out.shape, list(out.strides)), cfg
     else:  # nothing of the word view may leak into a byte plan
         assert cfg == config.plan(view.shape, strides, axes, list(out.strides), 1, 1, sm_count,
-                                  in_misalign=misalign, out_align=16, tuning=tuning)
+                                  in_misalign=misalign, out_align=16, tuning=tuning, acc_itemsize=1)
     return cfg
+
+
+def _bytes_of_words(counts: Counter) -> Counter:
+    """Word offset -> times, as byte offset -> times (4 bytes a word)."""
+    out = Counter()
+    for word, times in counts.items():
+        for b in range(4):
+            out[4 * word + b] += times
+    return out
 
 
 @st.composite
@@ -199,6 +206,16 @@ def test_words_hand_picked(shape, axes, words):
     view = np.empty(shape, np.uint8)
     for sm_count, tuning in ((1, policy), (132, policy), (1, SMALL), (132, SMALL)):
         assert check_words_coverage(view, axes, sm_count, 0, tuning).words == words
+
+
+@pytest.mark.parametrize("shape,axes,columns", [((5, 8), (0,), True), ((3, 4), (0,), True), ((7, 6, 12), (0, 1), True),
+                                                ((9, 1, 4), (1,), True), ((5, 6), (0,), False), ((4, 8), (1,), False)])
+def test_word_columns_hand_picked(shape, axes, columns):
+    """Kept columns of whole words read and write four a word; a kept dim of one word reduces whole
+    words; widths that are no multiple of 4 stay in bytes."""
+    view = np.empty(shape, np.uint8)
+    for sm_count, tuning in ((1, policy), (132, policy), (1, SMALL), (132, SMALL)):
+        assert check_words_coverage(view, axes, sm_count, 0, tuning).word_columns == columns
 
 
 @pytest.mark.parametrize("shape,axes,how", [((3, 5000), (1,), "chunks"), ((5000,), (0,), "chunks"),

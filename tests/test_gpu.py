@@ -9,7 +9,7 @@ import pytest
 
 import kps
 import ops
-from kernels import config, dispatch
+from kernels import config
 
 from helpers import DTYPES, OPS, check, check_or_raises, data
 
@@ -234,15 +234,22 @@ def test_one_byte_columns_read_as_words(op, dtype, shape, axes, rng):
     values = [True] if dtype == np.bool_ else ([1, 2, -1, -128] if dtype.kind == "i" else [1, 2, 128, 255])
     x = np.where(truth, rng.choice(values, size=shape), 0).astype(dtype)
     xd = cp.asarray(x)
-    f = kps.resolve(kps.LOGICAL_AND if op == "all" else kps.LOGICAL_OR, kps.IDENTITY, kps.NONE, dtype)
-    y = cp.empty(config.result_shape(shape, axes, False), dtype=bool)
-    assert dispatch._word_columns(xd, y, axes, f, ()) is not None
+    assert _reads_word_columns(xd, axes)
     check(op, run(op, xd, axes), x, axes)
     check(op, run(op, xd, axes, keepdims=True), x, axes, keepdims=True)
     moved = cp.empty(x.size + 1, dtype=dtype)[1:].reshape(shape)  # a byte off the word grid: byte by byte
     moved[...] = xd
-    assert dispatch._word_columns(moved, y, axes, f, ()) is None
+    assert not _reads_word_columns(moved, axes)
     check(op, run(op, moved, axes), x, axes)
+
+
+def _reads_word_columns(xd, axes) -> bool:
+    """Whether the planner reads `xd`'s 1-byte any/all over `axes` four columns a word (a fresh
+    256-aligned bool result)."""
+    kept = [n for i, n in enumerate(xd.shape) if i not in axes]
+    return config.plan(xd.shape, xd.strides, axes, [int(np.prod(kept[i + 1:])) for i in range(len(kept))], 1, 1, 132,
+                       in_misalign=xd.data.ptr % 16, out_align=256, pack_words=True, pack_word_columns=True,
+                       acc_itemsize=1).word_columns
 
 
 def test_non_contiguous_out(rng):
