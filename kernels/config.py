@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional, Sequence, Tuple
 
 from numpy.exceptions import AxisError
@@ -116,6 +116,7 @@ class Stage:
     num_tiles: int  # output tiles: the tile calculator's size
     num_stages: int  # spans per output tile: the stage calculator's size
     stages_per_split: int
+    word_folds: bool = False  # a 1-byte logical reduction folding its one contiguous reduced run as words
 
     @property
     def num_slots(self) -> int:
@@ -299,11 +300,16 @@ def plan(
     common = dict(in_offset=in_offset, num_out=num_out, num_red=num_red, block=block, index_offset=index_offset)
 
     in_base = in_misalign + in_offset * itemsize
-    if vector_loads and staging and _wants_stage(kept, red, use_inner, itemsize, in_base, tuning):
-        staged = _plan_staged(kept, red, itemsize, target, split_target, sm_count, tuning, tuning.STAGE_VECTORS)
+    word_folds = pack_words and itemsize == 1 and use_inner  # (words=True has made itemsize 4)
+    if vector_loads and staging and _wants_stage(kept, red, use_inner, itemsize, in_base, tuning, word_folds):
+        staged = _plan_staged(kept, red, itemsize, target, split_target, sm_count, tuning, tuning.STAGE_VECTORS,
+                              word_folds)
         if staged is not None and staged[0].direct and tuning.STAGE_VECTORS_DIRECT != tuning.STAGE_VECTORS:
             staged = _plan_staged(kept, red, itemsize, target, split_target, sm_count, tuning,
-                                  tuning.STAGE_VECTORS_DIRECT)
+                                  tuning.STAGE_VECTORS_DIRECT, word_folds)
+        if staged is not None and not staged[0].word_folds and use_inner and \
+                red[-1].size * itemsize > tuning.STAGE_MAX_RUN_BYTES:
+            staged = None  # a run only word folds stage this long (its span folded it in bytes)
         if staged is not None:
             stage, grid, tiles, stages, bx = staged
             partials = stage.num_tiles * stage.num_slots * grid[1] if grid[1] > 1 else 0
@@ -438,14 +444,16 @@ def _reduce_type(kept, red, use_inner: bool) -> str:
     return "higher" if len(red) == 1 else "any"
 
 
-def _wants_stage(kept, red, use_inner: bool, itemsize: int, in_base: int, tuning) -> bool:
+def _wants_stage(kept, red, use_inner: bool, itemsize: int, in_base: int, tuning, word_folds: bool) -> bool:
     """Whether the innermost run is one the other kernels read badly: short (a reduced run of at
-    most STAGE_MAX_RUN_BYTES, or kept columns of at most STAGE_MAX_COLUMN_BYTES) and off the 16-byte
-    grid (its length, or a stride or the start of the others), or a run of at most
-    STAGE_ALIGNED_RUN_BYTES. Longer aligned runs are whole vectors, which ReduceInner and
-    ReduceOuter read at full speed."""
+    most STAGE_MAX_RUN_BYTES, STAGE_WORD_MAX_RUN_BYTES where a 1-byte logical reduction folds it as
+    words, or kept columns of at most STAGE_MAX_COLUMN_BYTES) and off the 16-byte grid (its length,
+    or a stride or the start of the others), or a run of at most STAGE_ALIGNED_RUN_BYTES. Longer
+    aligned runs are whole vectors, which ReduceInner and ReduceOuter read at full speed."""
     inner = red[-1] if use_inner else kept[-1]
-    limit = tuning.STAGE_MAX_RUN_BYTES if use_inner else tuning.STAGE_MAX_COLUMN_BYTES
+    limit = tuning.STAGE_MAX_COLUMN_BYTES
+    if use_inner:
+        limit = tuning.STAGE_WORD_MAX_RUN_BYTES if word_folds else tuning.STAGE_MAX_RUN_BYTES
     if inner.in_stride != 1 or inner.size * itemsize > limit:
         return False
     others = [d.in_stride for d in kept + red if d.size > 1 and d is not inner]
@@ -458,16 +466,19 @@ def _two_adic(n: int) -> int:
     return n & -n
 
 
-def _plan_staged(kept, red, itemsize: int, target: int, split_target: int, sm_count: int, tuning, vectors: int):
+def _plan_staged(kept, red, itemsize: int, target: int, split_target: int, sm_count: int, tuning, vectors: int,
+                 word_folds: bool = False):
     """ReduceStaged's span and grid, or None where the innermost dims are not contiguous or no span
-    gives every thread at most STAGE_MAX_SLOTS outputs.
+    gives every thread at most STAGE_MAX_SLOTS outputs. `word_folds`: a 1-byte logical reduction,
+    which folds a span's reduced elements as words where they are one contiguous run.
 
     The span is the widest block of innermost dims that is contiguous in memory and fits
     BLOCK x `vectors` vectors, its outermost dim cut into chunks of rows where it does not
     fit whole. Its reduced elements are folded by lanes that read neighbouring words of shared
     memory: adjacent lanes along a reduced innermost run (as many as divide the run, for
-    conflict-free banks, or a warp for runs of 32 and more), or adjacent threads across kept
-    innermost columns."""
+    conflict-free banks, or a warp for runs of 32 and more; with word folds, neighbouring words are
+    conflict-free, so as many as share the block among the span's slots), or adjacent threads
+    across kept innermost columns."""
     dims = sorted([(d, True) for d in kept if d.size > 1] + [(d, False) for d in red if d.size > 1],
                   key=lambda e: _stride_key(e[0]))
     if not dims or dims[-1][0].in_stride != 1:
@@ -490,12 +501,18 @@ def _plan_staged(kept, red, itemsize: int, target: int, split_target: int, sm_co
         # direct: every reduced dim lies whole in the span, so a tile is one span (policy.py)
         direct = lanes_adjacent and all(k for _, k in dims[:i]) and (row_kept or rows == row_dim.size)
         num_slots = slots_per_row * (rows if row_kept else 1)
+        fold_run = math.prod(d.size for d, _ in inside) * (1 if row_kept else rows)  # bytes, if contiguous
+        words = (word_folds and lanes_adjacent and not any(k for _, k in inside)  # one contiguous fold run
+                 and fold_run >= tuning.STAGE_WORD_MIN_RUN_BYTES)
         if lanes_adjacent:
             run_bytes = (dims[-1][0].size if inside else rows) * itemsize
             # lanes on one run: as many as keep shared-memory reads within 2-way bank conflicts, more
             # where a span has too few slots to occupy the block
             fill = _pow2_at_most(max(1, block // (num_slots * (4 if direct else 1))))
             by = min(tuning.WARP_SIZE, max(_two_adic(run_bytes) // 8, fill, 1))
+            if words:  # (wider than a warp only as the whole block, on a span of one slot)
+                by = min(_pow2_at_most(max(1, block // num_slots)), _pow2_at_least(_ceil(fold_run, 4)))
+                by = by if by <= tuning.WARP_SIZE or by == block else tuning.WARP_SIZE
             if not direct:
                 if row_kept:
                     rows = min(rows, block // by * max_slots // slots_per_row)
@@ -546,6 +563,7 @@ def _plan_staged(kept, red, itemsize: int, target: int, split_target: int, sm_co
             rows=rows, rows_total=row_dim.size, row_stride=row_dim.in_stride, chunk_kept=row_kept,
             slots_per_thread=slots_per_thread, lanes_adjacent=lanes_adjacent,
             vectors=vectors, num_tiles=num_tiles, num_stages=num_stages, stages_per_split=per_split,
+            word_folds=words,
         )
         grid_x = num_tiles if splits > 1 else min(num_tiles, target, tuning.MAX_GRID_X)
         return stage, (grid_x, splits), tuple(tiles), tuple(stages), bx

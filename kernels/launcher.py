@@ -11,7 +11,6 @@ import os
 import threading
 from typing import Callable, Dict
 
-import kps
 from kps import cache, compiler
 from kps.functors import Functors
 
@@ -127,10 +126,7 @@ class Launch:
 
         _launch_kernel = driver.launchKernel
         self.cfg = cfg
-        if cfg.words:  # the plan reads 4 input bytes per element
-            functors = kps.word_functors(functors)
-        elif cfg.word_columns:  # ... and writes 4 bool results per element
-            functors = kps.word_columns(functors)
+        functors = source.plan_functors(cfg, functors)
         self.name = source.kernel_name(cfg, functors)
         self.function = compiler.load(source.program(functors), [self.name], device_id,
                                       [source.INCLUDE_DIR])[self.name]

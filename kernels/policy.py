@@ -128,6 +128,16 @@ STAGE_MAX_RUN_BYTES = 2048
 #: 257 2824 -> 2333 / 2840 -> 2465, and several reduced dims far worse ((45191, 5, 9, 33) over
 #: (0, 2, 3) 2448 -> 425 in the sweep), 1-byte rows of 1001 2058 -> 1095. Kept at 2048.)
 
+#: ... and runs of STAGE_WORD_MIN_RUN_BYTES to this many bytes where a 1-byte `any` / `all` folds
+#: them as words (FoldSharedWords: a word per shared-memory read, and lanes enough to share the
+#: block among a span's runs). Bool `any` rows, H100, kernel alone, same run, bytes -> words (GB/s):
+#: W = 5 / 9 / 33 / 43 / 127 / 511 / 1023 / 2047: 1690 -> 1799 / 1996 -> 2328 / 2471 -> 2726 /
+#: 1661 -> 2722 / 1691 -> 2699 / 1367 -> 2770 / 1042 -> 2787 / 1586 -> 2773; `all` 1001 2530 ->
+#: 2716. Up to 32 KB (a span) the longer rows ReduceInner read as misaligned bytes gain too: W =
+#: 4095 2091 -> 2729, 9999 1251 -> 1902; runs of 2 and 3 bytes lose (1215 -> 1178, 1522 -> 1281).
+STAGE_WORD_MAX_RUN_BYTES = 32768
+STAGE_WORD_MIN_RUN_BYTES = 4
+
 #: ReduceStaged takes a reduction whose innermost kept dim is at most this many bytes and off the
 #: 16-byte grid. Wider columns keep ReduceOuter, which reads misaligned rows with shifted vectors
 #: and splits them into column tiles, so its split combine stays short.

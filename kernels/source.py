@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import kps
 from kps.functors import Functors
 
 from .config import ReduceConfig
@@ -17,17 +18,28 @@ def program(functors: Functors) -> str:
     return '#include "reduce.cuh"\n\n' + functors.render()
 
 
+def plan_functors(cfg: ReduceConfig, functors: Functors) -> Functors:
+    """The functors a plan's kernel runs: the reduction's own, or their twins over uint32 words
+    where the plan reads bytes four at a time (`words`, a staged span's `word_folds`) or reads and
+    writes four kept columns a word (`word_columns`)."""
+    if cfg.words or (cfg.stage is not None and cfg.stage.word_folds):
+        return kps.word_functors(functors)
+    if cfg.word_columns:
+        return kps.word_columns(functors)
+    return functors
+
+
 def kernel_name(cfg: ReduceConfig, functors: Functors) -> str:
-    """`kernels::ReduceInner<...>`, `ReduceOuter<...>` or `ReduceStaged<...>` for this plan and these
-    functors."""
+    """`kernels::ReduceInner<...>`, `ReduceOuter<...>` or `ReduceStaged<...>` for this plan and the
+    functors it runs (`plan_functors`)."""
     index_t = "unsigned int" if cfg.index_bits == 32 else "unsigned long long"
     if cfg.kernel == "staged":
         st = cfg.stage
         args = [
-            functors.input_type, functors.reduce_struct, functors.transform_struct,
-            functors.epilogue_struct, st.vectors, cfg.ny, cfg.lanes, st.slots_per_thread,
+            "unsigned char" if st.word_folds else functors.input_type, functors.reduce_struct,
+            functors.transform_struct, functors.epilogue_struct, st.vectors, cfg.ny, cfg.lanes, st.slots_per_thread,
             str(st.lanes_adjacent).lower(), cfg.block, len(cfg.kept), len(cfg.red), len(st.slots), len(st.folds),
-            index_t,
+            index_t, str(st.word_folds).lower(),
         ]
         return f"kernels::ReduceStaged<{', '.join(map(str, args))}>"
     args = [

@@ -198,6 +198,18 @@ class Replay:
                 self._read(base + offset, pos + fold_pos)
             i += lanes * ny
 
+    def _fold_words(self, run, length, lane, lanes, span, pos):
+        """FoldSharedWords: words lane, lane + lanes, ... of the 4-byte grid over the `length` bytes
+        at `run`, each inside the span's staged vectors; a word's bytes in the run are read."""
+        head = self._address(run) % 4
+        lo, hi = self._address(span[0]) // 16 * 16, _ceil(self._address(span[1]), 16) * 16
+        for i in range(lane, _ceil(head + length, 4), lanes):
+            assert lo <= self._address(run) - head + 4 * i and self._address(run) - head + 4 * i + 4 <= hi, \
+                "a word outside the staged vectors"
+            for j in range(max(0, 4 * i - head), min(length, 4 * i + 4 - head)):
+                assert span[0] <= run + j < span[1], "folded a byte outside the staged span"
+                self._read(run + j, pos + j)
+
     def staged(self):
         cfg, st = self.cfg, self.cfg.stage
         kept, red = _calc(cfg.kept), _calc(cfg.red)
@@ -231,8 +243,14 @@ class Replay:
                                 slot = tx + k * bx
                                 if slot < num_slots:
                                     for ty in range(by):
-                                        self._fold_calc(start + slots(slot)[0], folds, num_folds, ty, by, cfg.ny, span,
-                                                        cfg.index_offset + stage_pos)
+                                        if st.word_folds:
+                                            assert self.itemsize == 1 and len(st.folds) == 1 and \
+                                                st.folds[0].in_stride == 1, "words fold one run of bytes"
+                                            self._fold_words(start + slots(slot)[0], num_folds, ty, by, span,
+                                                             cfg.index_offset + stage_pos)
+                                        else:
+                                            self._fold_calc(start + slots(slot)[0], folds, num_folds, ty, by, cfg.ny,
+                                                            span, cfg.index_offset + stage_pos)
                     if split == gy - 1:
                         num_slots = (st.chunk_rows(tile % st.row_chunks) * st.slots_per_row if st.chunk_kept
                                      else st.num_slots)

@@ -23,8 +23,9 @@ nvrtc = pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
 #: Shapes and axes that make the planner pick each kernel variant (per itemsize): short rows,
 #: warp rows, block rows with a split, strided rows, segments, narrow and wide columns, strided
 #: columns, several reduced dims, short runs walked flat, 64-bit indexing, short odd runs and
-#: columns staged through shared memory (direct, split, several slots), misaligned columns, and
-#: columns of 1 and 2 reduced rows (tiles that short).
+#: columns staged through shared memory (direct, split, several slots), misaligned columns,
+#: columns of 1 and 2 reduced rows (tiles that short), and long odd rows (a 1-byte `any` / `all`
+#: folds them as words, a whole block on one row).
 VARIANTS = [
     ((4096, 64), None, (1,)),
     ((4096, 4096), None, (1,)),
@@ -45,6 +46,7 @@ VARIANTS = [
     ((4096, 1001), None, (0,)),
     ((2, 1 << 16), None, (0,)),
     ((1 << 16, 1), None, (1,)),
+    ((512, 9999), None, (1,)),
 ]
 
 SPECS = [(op, kps.NONE) for op in kps.REDUCE_OPS] + [(kps.ADD, kps.MEAN)]
@@ -57,7 +59,7 @@ STATE_SPECS = [(kps.WELFORD, kps.variance(1)), (kps.LOGSUMEXP, kps.LOG_OF_SUM), 
 
 def _names(functors: kps.Functors):
     """{functors the kernels are instantiated with: kernel names}: a 1-byte `any` or `all` also
-    reads words (kps.word_functors) wherever the planner packs them; a transform of several inputs
+    reads words (source.plan_functors) wherever the planner packs them; a transform of several inputs
     reads element by element, and with 16-byte loads too where they share an itemsize."""
     itemsize = functors.in_dtype.itemsize
     several = bool(functors.more_dtypes)
@@ -74,13 +76,13 @@ def _names(functors: kps.Functors):
                               pack_words=pack, acc_itemsize=functors.acc_dtype.itemsize,
                               index_strides=functors.op.indexed, vector_loads=vectors, staging=not several,
                               state_acc=bool(functors.op.state))
-            f = kps.word_functors(functors) if cfg.words else functors
+            f = source.plan_functors(cfg, functors)
             names.setdefault(f, set()).add(source.kernel_name(cfg, f))
         if kps.packs_words(functors) and functors.out_dtype == np.bool_:  # kept columns read as words
             cfg = config.plan(shape, strides, axes, out_strides, itemsize, 1, 132, pack_word_columns=True,
                               acc_itemsize=functors.acc_dtype.itemsize)
             if cfg.word_columns:
-                f = kps.word_columns(functors)
+                f = source.plan_functors(cfg, functors)
                 names.setdefault(f, set()).add(source.kernel_name(cfg, f))
     return names
 

@@ -20,7 +20,7 @@ SMALL = SimpleNamespace(BLOCK_THREADS=64, MAX_COL_SHARED_BYTES=8192, BLOCKS_PER_
                         MIN_SPLIT_STEPS=1, INNER_SPLIT_MIN_STEPS=1, MAX_GRID_X=5, MAX_GRID_Y=65535, WARP_SIZE=32,
                         MAX_COL_THREADS=64, FLAT_RUN_MAX_STEPS=2, SPLIT_BLOCKS_PER_SM=8, MAX_COL_VEC=16,
                         MISALIGNED_COL_TILE_ROWS=3, STAGE_VECTORS=1, STAGE_VECTORS_DIRECT=2, STAGE_MAX_SLOTS=2,
-                        STAGE_MAX_RUN_BYTES=2048, STAGE_MAX_COLUMN_BYTES=512, STAGE_ALIGNED_RUN_BYTES=4096,
+                        STAGE_MAX_RUN_BYTES=2048, STAGE_WORD_MAX_RUN_BYTES=4096, STAGE_WORD_MIN_RUN_BYTES=4, STAGE_MAX_COLUMN_BYTES=512, STAGE_ALIGNED_RUN_BYTES=4096,
                         STAGE_COMBINE_TRIPS=64, STAGE_MAX_COMBINE_TRIPS=64, STAGE_MIN_BLOCKS_PER_SM=2,
                         STAGE_MIN_SPAN_VECTORS_PER_THREAD=0, INNER_MIN_BLOCKS=3, STATE_BLOCK_ROW_STEPS=2,
                         MAX_COL_ACC_BYTES=64, MIN_WAVE_FILL=0.8)
@@ -155,7 +155,7 @@ def test_flat_runs_coverage(shape, axes, itemsize):
 def check_words_coverage(view: np.ndarray, axes, sm_count: int, misalign: int, tuning=policy):
     """A 1-byte `any`/`all` planned with pack_words and pack_word_columns: where it reads words,
     every input byte is read once (4 per word) and every output written once (4 per word where the
-    words are columns)."""
+    words are columns); where a staged span folds its runs as words, every byte of them once."""
     strides = list(view.strides)
     kept_shape = [n for i, n in enumerate(view.shape) if i not in axes]
     out = np.empty(kept_shape, dtype=np.uint8)
@@ -167,6 +167,10 @@ def check_words_coverage(view: np.ndarray, axes, sm_count: int, misalign: int, t
         assert _bytes_of_words(replay.reads) == _offsets(view.shape, strides), cfg
         writes = _bytes_of_words(replay.writes) if cfg.word_columns else replay.writes
         assert writes == _offsets(out.shape, list(out.strides)), cfg
+    elif cfg.stage is not None and cfg.stage.word_folds:
+        replay = Replay(cfg, 1, misalign).run()
+        assert replay.reads == _offsets(view.shape, strides), cfg
+        assert replay.writes == _offsets(out.shape, list(out.strides)), cfg
     else:  # nothing of the word view may leak into a byte plan
         assert cfg == config.plan(view.shape, strides, axes, list(out.strides), 1, 1, sm_count,
                                   in_misalign=misalign, out_align=16, tuning=tuning, acc_itemsize=1)
@@ -206,6 +210,22 @@ def test_words_hand_picked(shape, axes, words):
     view = np.empty(shape, np.uint8)
     for sm_count, tuning in ((1, policy), (132, policy), (1, SMALL), (132, SMALL)):
         assert check_words_coverage(view, axes, sm_count, 0, tuning).words == words
+
+
+@pytest.mark.parametrize("shape,axes,folds", [((50, 7), (1,), True), ((9, 1001), (1,), True), ((3, 3000), (1,), True),
+                                             ((20, 3, 5), (1, 2), True), ((6, 5, 3), (0, 2), False),
+                                             ((40, 6), (1,), True), ((8, 12), (1,), True), ((7, 9), (0,), False)])
+def test_word_folds_hand_picked(shape, axes, folds):
+    """Staged rows of a 1-byte `any`/`all` that are no whole words (odd widths, or misaligned) fold
+    as words, each byte once, at every start in a word (rows of whole words too, where they start
+    off the word grid; on it they read as words from global memory); a reduced run beside kept dims
+    in the span and columns do not."""
+    view = np.empty(shape, np.uint8)
+    for misalign in (0, 1, 2, 3, 5):
+        for sm_count, tuning in ((1, policy), (132, policy), (1, SMALL), (132, SMALL)):
+            cfg = check_words_coverage(view, axes, sm_count, misalign, tuning)
+            if tuning is SMALL and not cfg.words:  # (the policy's spans are too big for these shapes)
+                assert (cfg.stage is not None and cfg.stage.word_folds) == folds, cfg
 
 
 @pytest.mark.parametrize("shape,axes,columns", [((5, 8), (0,), True), ((3, 4), (0,), True), ((7, 6, 12), (0, 1), True),

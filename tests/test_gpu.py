@@ -226,13 +226,7 @@ WORD_COLUMN_SHAPES = [((1000, 64), (0,)), ((37, 8, 12), (0, 1)), ((5, 300, 16), 
 @pytest.mark.parametrize("dtype", [np.dtype(np.bool_), np.dtype(np.int8), np.dtype(np.uint8)], ids=str)
 @pytest.mark.parametrize("op", ["any", "all"])
 def test_one_byte_columns_read_as_words(op, dtype, shape, axes, rng):
-    base = op == "all"  # all: true but for a few elements; any: false but for a few
-    truth = np.full(shape, base)
-    flat = truth.reshape(-1)
-    flat[rng.choice(flat.size, size=max(1, flat.size // 97), replace=False)] = not base
-    # nonzero bytes of every kind: 1 & 2 == 0 and 0x80 carry no shared bit, so a raw AND would be wrong
-    values = [True] if dtype == np.bool_ else ([1, 2, -1, -128] if dtype.kind == "i" else [1, 2, 128, 255])
-    x = np.where(truth, rng.choice(values, size=shape), 0).astype(dtype)
+    x = _sparse_bytes(op, dtype, shape, rng)
     xd = cp.asarray(x)
     assert _reads_word_columns(xd, axes)
     check(op, run(op, xd, axes), x, axes)
@@ -243,13 +237,49 @@ def test_one_byte_columns_read_as_words(op, dtype, shape, axes, rng):
     check(op, run(op, moved, axes), x, axes)
 
 
-def _reads_word_columns(xd, axes) -> bool:
-    """Whether the planner reads `xd`'s 1-byte any/all over `axes` four columns a word (a fresh
-    256-aligned bool result)."""
+def _sparse_bytes(op, dtype, shape, rng):
+    """1-byte data whose `any` / `all` turns on a few elements: for `all` true but for a few, for
+    `any` false but for a few; the nonzero bytes of every kind (1 & 2 == 0 and 0x80 carry no shared
+    bit, so a raw AND of the words would be wrong)."""
+    base = op == "all"
+    truth = np.full(shape, base)
+    flat = truth.reshape(-1)
+    flat[rng.choice(flat.size, size=max(1, flat.size // 97), replace=False)] = not base
+    values = [True] if dtype == np.bool_ else ([1, 2, -1, -128] if dtype.kind == "i" else [1, 2, 128, 255])
+    return np.where(truth, rng.choice(values, size=shape), 0).astype(dtype)
+
+
+#: 1-byte `any` / `all` over rows that are no whole words (or start off the word grid): staged and
+#: folded as words (FoldSharedWords), short rows a thread each, long ones a warp or the whole block.
+WORD_FOLD_SHAPES = [((1000, 5), (1,)), ((30000, 7), (1,)), ((64, 1001), (1,)), ((9, 4095), (1,)), ((5, 9999), (1,)),
+                    ((3, 20001), (1,)), ((20000, 5, 7), (1, 2)), ((5000, 12), (1,)), ((7000, 3, 11), (2,))]
+
+
+@pytest.mark.parametrize("shape,axes", WORD_FOLD_SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", [np.dtype(np.bool_), np.dtype(np.int8), np.dtype(np.uint8)], ids=str)
+@pytest.mark.parametrize("op", ["any", "all"])
+def test_one_byte_rows_folded_as_words(op, dtype, shape, axes, rng):
+    for shift in range(4):  # every start in a word
+        x = _sparse_bytes(op, dtype, shape, rng)
+        xd = cp.empty(x.size + shift, dtype=dtype)[shift:].reshape(shape)
+        xd[...] = cp.asarray(x)
+        stage = _plan_bytes(xd, axes).stage
+        assert stage is not None and stage.word_folds or _plan_bytes(xd, axes).words
+        check(op, run(op, xd, axes), x, axes)
+        check(op, run(op, xd, axes, keepdims=True), x, axes, keepdims=True)
+
+
+def _plan_bytes(xd, axes):
+    """The planner's plan of `xd`'s 1-byte any/all over `axes` (a fresh 256-aligned bool result)."""
     kept = [n for i, n in enumerate(xd.shape) if i not in axes]
     return config.plan(xd.shape, xd.strides, axes, [int(np.prod(kept[i + 1:])) for i in range(len(kept))], 1, 1, 132,
                        in_misalign=xd.data.ptr % 16, out_align=256, pack_words=True, pack_word_columns=True,
-                       acc_itemsize=1).word_columns
+                       acc_itemsize=1)
+
+
+def _reads_word_columns(xd, axes) -> bool:
+    """Whether the planner reads `xd`'s 1-byte any/all over `axes` four columns a word."""
+    return _plan_bytes(xd, axes).word_columns
 
 
 def test_non_contiguous_out(rng):

@@ -222,6 +222,32 @@ __device__ __forceinline__ void FoldShared(typename R::acc_t (&acc)[1], const Ti
   }
 }
 
+// Fold the `len` bytes at `src`, a run staged in shared memory, as the 32-bit words that cover it,
+// over LANES lanes (lane takes words lane, lane + LANES, ...): a 1-byte logical reduction (`any`,
+// `all`) whose Tr tests four bytes at once (kps.word_functors). A word's bytes outside the run are
+// set to the reduction's identity as a byte (0 for `any`, 1 for `all`), so they change nothing.
+template <class R, class Tr, int LANES>
+__device__ __forceinline__ void FoldSharedWords(typename R::acc_t (&acc)[1], const unsigned char* src, unsigned len,
+                                                unsigned lane) {
+  using Acc = typename R::acc_t;
+  const unsigned head = static_cast<unsigned>(kps::Address(src) & 3u);
+  const unsigned* words = reinterpret_cast<const unsigned*>(src - head);
+  const unsigned end = head + len;  // in bytes from words[0]
+  const unsigned pad = R::Identity() ? 0x01010101u : 0u;
+#pragma unroll 4
+  for (unsigned i = lane; i * 4 < end; i += LANES) {
+    unsigned raw[1];
+    Acc value[1];
+    kps::ReadData<unsigned, 1, 1, false>(raw, words + i, 0, 0, 1, 1);
+    const unsigned lo = i == 0 ? head : 0u, hi = min(4u, end - i * 4);  // the run's bytes [lo, hi)
+    const unsigned inside = (0xFFFFFFFFu << (8 * lo)) & static_cast<unsigned>((1ull << (8 * hi)) - 1);
+    raw[0] = (raw[0] & inside) | (pad & ~inside);
+    kps::ElementwiseUnary<Acc, unsigned, 1, 1, Tr, false>(value, raw, 1, 1, R::Identity(),
+                                                          kps::AffineIndex<1>(0, 0, 0));
+    kps::Reduce<R, 1, 1>(acc, value);
+  }
+}
+
 template <typename Tin, class R, class Tr, class Ep, int VEC, int NY, int LANES, int BLOCK, int MIN_BLOCKS,
           int KND, int RND, typename IndexT, bool FlatRuns>
 __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceInner(const InnerParams<KND, RND, IndexT> p) {
@@ -444,19 +470,21 @@ struct StagedSpan {
 // span) or the former (columns, where neighbouring slots are). A thread keeps SLOTS accumulators
 // (slots tx, tx + BX, ...) across the spans of a tile; SLOTS == 0 is direct: every span holds whole
 // reductions (one stage per tile, no split), so each slot is folded, combined and stored in turn and
-// a thread may take any number of them.
+// a thread may take any number of them. WordFolds: the input is bytes and Tr tests four at once
+// (rows of a 1-byte `any` / `all`, folded as words by FoldSharedWords).
 template <typename Tin, class R, class Tr, class Ep, int SV, int NY, int BX, int SLOTS, bool LanesAdjacent,
-          int BLOCK, int KND, int RND, int TKND, int TRND, typename IndexT>
+          int BLOCK, int KND, int RND, int TKND, int TRND, typename IndexT, bool WordFolds>
 __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RND, TKND, TRND, IndexT> p) {
   using Acc = typename R::acc_t;
   using Tout = typename Ep::out_t;
   using Span = StagedSpan<Tin, SV, BLOCK>;
   constexpr int kBY = BLOCK / BX;
   constexpr bool kDirect = SLOTS == 0;
-  static_assert(!LanesAdjacent || kBY <= kps::kWarpSize, "adjacent lanes meet by warp shuffles");
+  static_assert(!LanesAdjacent || kBY <= kps::kWarpSize || kBY == BLOCK,
+                "adjacent lanes meet by warp shuffles, or the whole block folds one slot");
   static_assert(!kDirect || LanesAdjacent, "a direct slot is combined by warp shuffles");
   __shared__ typename Span::Chunk staged[BLOCK * SV];
-  __shared__ Acc smem[LanesAdjacent ? 1 : SLOTS * BLOCK];
+  __shared__ Acc smem[LanesAdjacent ? (kBY > kps::kWarpSize ? BLOCK / kps::kWarpSize : 1) : SLOTS * BLOCK];
   const Tin* x = static_cast<const Tin*>(p.x);
   Tout* y = static_cast<Tout*>(p.y);
   Acc* partials = static_cast<Acc*>(p.partials);
@@ -484,7 +512,9 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
     Acc part[1] = {a};
     const Tin* first = span_in + p.slots.Offset(slot);
     const unsigned stride = static_cast<unsigned>(p.folds.in_stride[0]);
-    if constexpr (TRND == 1 && kDirect && kBY == 1) {
+    if constexpr (WordFolds) {  // a 1-byte logical reduction: Tr tests a word (see FoldSharedWords)
+      FoldSharedWords<R, Tr, kBY>(part, first, num_folds, ty);
+    } else if constexpr (TRND == 1 && kDirect && kBY == 1) {
       FoldShared<R, Tr, Tin, kBY>(part, first, num_folds, stride, ty, pos, p.folds.out_stride[0]);
     } else if constexpr (TRND == 1) {
       FoldStrided<R, Tr, Tin, NY, kBY, unsigned>(part, first, num_folds, stride, ty, pos, p.folds.out_stride[0]);
