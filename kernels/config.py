@@ -367,7 +367,8 @@ def plan(
                 return num_seg * chunks, 1, chunks, chunk_len
 
             max_splits = min(num_seg * chunk_max, tuning.MAX_GRID_Y)
-            num_splits = _choose_splits(row_blocks, split_target, max_splits, lambda w: realize(w)[0])
+            num_splits = _choose_splits(row_blocks, split_target, max_splits, lambda w: realize(w)[0],
+                                        tuning.SPLIT_FILL_SLACK)
             _, per, chunks, chunk_len = realize(num_splits)
             split.update(segs_per_split=per, chunks=chunks, chunk_len=chunk_len)
             if num_splits == 1:
@@ -415,7 +416,7 @@ def plan(
             return _ceil(_ceil(num_red, want), step) * step
 
         num_splits = _choose_splits(num_tiles, target if few_waves else split_target, max_splits,
-                                    lambda w: _ceil(num_red, rows_for(w)))
+                                    lambda w: _ceil(num_red, rows_for(w)), tuning.SPLIT_FILL_SLACK)
         rows_per_split = rows_for(num_splits)
         num_splits = _ceil(num_red, rows_per_split)
         if num_splits == 1:
@@ -550,7 +551,7 @@ def _plan_staged(kept, red, itemsize: int, target: int, split_target: int, sm_co
                 min(tuning.STAGE_MAX_COMBINE_TRIPS * per_trip, _ceil(tuning.STAGE_MIN_BLOCKS_PER_SM * sm_count, num_tiles))))
             if cap < num_stages and num_tiles * cap < sm_count:
                 continue  # too few blocks to keep the memory busy: a narrower span, or ReduceOuter
-            splits = _choose_splits(num_tiles, split_target, cap, realize)
+            splits = _choose_splits(num_tiles, split_target, cap, realize, tuning.SPLIT_FILL_SLACK)
         per_split = _ceil(num_stages, splits)
         splits = _ceil(num_stages, per_split)
         # loads per thread: as many as the span needs (a span may start mid-vector), so a small
@@ -593,19 +594,20 @@ def _packs_word_columns(kept, red, in_offset: int, in_misalign: int, out_align: 
             and _aligned(0, [d.out_stride for d in kept[:-1] if d.size > 1], 1, 4))
 
 
-def _choose_splits(units: int, slots: int, max_splits: int, realize) -> int:
+def _choose_splits(units: int, slots: int, max_splits: int, realize, slack: float) -> int:
     """Blocks per unit of work (an output group or a column tile) when `units` alone cannot fill
     the `slots` (SMs x resident blocks). `realize(s)` is the split count a request for `s` turns
     into once rounded to whole steps. Picks the count whose grid best fills the waves it occupies
-    (a grid of 1.1 waves runs as long as 2 full ones), the fewest splits on a tie, looking no
-    further than about two waves."""
-    best, best_fill = 1, 0.0
+    (a grid of 1.1 waves runs as long as 2 full ones), on the fewest waves that come within `slack`
+    of the best fill (more splits cost partials and a longer tail), the fewest splits on a tie,
+    looking no further than about two waves."""
+    fills = {}
     for s in range(1, min(max_splits, _ceil(2 * slots, units)) + 1):
         real = realize(s)
-        fill = _fill(real * units, slots)
-        if fill > best_fill + 1e-9:
-            best, best_fill = real, fill
-    return best
+        fills.setdefault(real, _fill(real * units, slots))
+    best = max(fills.values(), default=0.0)
+    waves = min((_ceil(real * units, slots) for real, fill in fills.items() if fill >= best - slack), default=1)
+    return max((real for real in fills if _ceil(real * units, slots) == waves), key=lambda r: (fills[r], -r), default=1)
 
 
 def _fill(blocks: int, slots: int) -> float:

@@ -164,6 +164,16 @@ STAGE_MIN_BLOCKS_PER_SM = 2
 STAGE_MIN_SPAN_VECTORS_PER_THREAD = 1
 
 
+#: Splits are counted so the grid fills the waves of SM count x SPLIT_BLOCKS_PER_SM it occupies;
+#: the fewest waves whose fill comes within this much of the best win. Taking the best fill
+#: outright doubled the blocks for a 1-3% fuller second wave and cost more than it gave: of 599
+#: planned layouts 12 change, all faster (H100, kernel alone, same run, twice, best fill -> 0.05;
+#: 0.10 plans the same): 16 rows of 16M floats 2980 -> 3074 GB/s (49 -> 24 splits), 8 of 32M 2933 ->
+#: 3038, 24 of 11M 2829 -> 2926, columns 511 wide float32 / float16 / bool any 2554 -> 2641 / 2452
+#: -> 2545 / 1832 -> 1895, (104044, 5, 129) over axis 0 2589 -> 2654, (4681, 7, 2048) over (0, 1)
+#: 2883 -> 2944, (21399, 64, 7, 7) over axis 0 2910 -> 2956, (262144, 16, 64) over (0, 2) 3059 -> 3085.
+SPLIT_FILL_SLACK = 0.05
+
 #: ReduceOuter splits the reduced rows of column tiles that outnumber the resident blocks when
 #: whole tiles would leave the last wave this empty or emptier (a grid of 1.3 waves runs as long as
 #: 2 full ones). H100, kernel alone, same run: argmax over 4096 x 65536 floats, axis 0 (512 tiles,
