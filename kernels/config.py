@@ -546,9 +546,10 @@ def _plan_staged(kept, red, itemsize: int, target: int, split_target: int, sm_co
 
             # no more splits than the last block combines in a few round trips (policy.py)
             per_trip = (block // bx) * 16 // slots_per_thread
+            max_trips = tuning.STAGE_MAX_COMBINE_TRIPS if itemsize > 1 else tuning.STAGE_MAX_COMBINE_TRIPS_1_BYTE
             cap = min(num_stages, tuning.MAX_GRID_Y, max(
                 tuning.STAGE_COMBINE_TRIPS * per_trip,
-                min(tuning.STAGE_MAX_COMBINE_TRIPS * per_trip, _ceil(tuning.STAGE_MIN_BLOCKS_PER_SM * sm_count, num_tiles))))
+                min(max_trips * per_trip, _ceil(tuning.STAGE_MIN_BLOCKS_PER_SM * sm_count, num_tiles))))
             if cap < num_stages and num_tiles * cap < sm_count:
                 continue  # too few blocks to keep the memory busy: a narrower span, or ReduceOuter
             splits = _choose_splits(num_tiles, split_target, cap, realize, tuning.SPLIT_FILL_SLACK)

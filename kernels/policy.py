@@ -157,6 +157,13 @@ STAGE_COMBINE_TRIPS = 4
 #: less than a grid too small to keep the memory busy (measured: 65 floats wide, 2700 GB/s
 #: kernel alone at 8 trips against 1450 in ReduceOuter).
 STAGE_MAX_COMBINE_TRIPS = 16
+#: ... and this many for 1-byte inputs, whose other way, ReduceOuter reading misaligned columns a
+#: column per thread, loads one byte at a time. H100, kernel alone, same run, 16 -> 64 trips: bool
+#: `any` columns 257 / 511 / 1001 wide 1814 -> 2348 / 1897 -> 2527 / 1920 -> 2265 GB/s (ReduceOuter
+#: -> staged), `all` 511 wide 1881 -> 2540, (85596, 64, 7, 7) over (0, 3) 426 -> 1261, over (0, 2)
+#: 897 -> 1107, (180764, 5, 9, 33) over (0, 1) 1836 -> 2406; 255 wide (staged either way, 250 -> 258
+#: splits) 2585 -> 2495. Wider types lose (float32 511 2636 -> 2554, float16 1001 2601 -> 2202).
+STAGE_MAX_COMBINE_TRIPS_1_BYTE = 64
 STAGE_MIN_BLOCKS_PER_SM = 2
 
 #: ReduceStaged's span is at least one 16-byte vector per thread: a smaller one leaves the block
