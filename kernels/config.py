@@ -502,7 +502,7 @@ def _plan_staged(kept, red, itemsize: int, target: int, split_target: int, sm_co
         # direct: every reduced dim lies whole in the span, so a tile is one span (policy.py)
         direct = lanes_adjacent and all(k for _, k in dims[:i]) and (row_kept or rows == row_dim.size)
         num_slots = slots_per_row * (rows if row_kept else 1)
-        fold_run = math.prod(d.size for d, _ in inside) * (1 if row_kept else rows)  # bytes, if contiguous
+        fold_run = math.prod(d.size for d, _ in inside) * (1 if row_kept else rows)  # a slot's folds
         words = (word_folds and lanes_adjacent and not any(k for _, k in inside)  # one contiguous fold run
                  and fold_run >= tuning.STAGE_WORD_MIN_RUN_BYTES)
         if lanes_adjacent:

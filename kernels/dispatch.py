@@ -30,11 +30,11 @@ def launch_for(x, y, axes: Sequence[int], keepdims: bool, functors: Functors, mo
     key = (x.shape, strides, axes, out_strides, functors, x_misalign, out_align, device_id, vectors)
 
     def make_cfg(blocks_per_sm: int) -> config.ReduceConfig:
+        words = kps.packs_words(functors)
         return config.plan(
             x.shape, strides, axes, out_strides, itemsize, out_itemsize, launcher.sm_count(device_id),
             in_misalign=x_misalign, out_align=out_align, blocks_per_sm=blocks_per_sm,
-            pack_words=kps.packs_words(functors),
-            pack_word_columns=kps.packs_words(functors) and functors.out_dtype == np.bool_,
+            pack_words=words, pack_word_columns=words and functors.out_dtype == np.bool_,
             acc_itemsize=functors.acc_dtype.itemsize,
             index_strides=functors.op.indexed, vector_loads=vectors, staging=not functors.more_dtypes,
             state_acc=bool(functors.op.state),

@@ -431,15 +431,15 @@ def graph_us_cupy(fn, repeat: int = 30) -> Tuple[float, object]:
         outs = [fn() for _ in range(GRAPH_CALLS)]
         graph = stream.end_capture()
         start, end = cupy.cuda.Event(), cupy.cuda.Event()
-        times = []
-        for k in range(repeat + 3):
+
+        def replay_ms():
             start.record(stream)
             graph.launch(stream)
             end.record(stream)
             end.synchronize()
-            if k >= 3:
-                times.append(cupy.cuda.get_elapsed_time(start, end) * 1e3 / GRAPH_CALLS)
-    return statistics.median(times), outs[-1]
+            return cupy.cuda.get_elapsed_time(start, end)
+
+        return _per_call_us(replay_ms, repeat), outs[-1]
 
 
 def graph_us_torch(torch, fn, repeat: int = 30) -> float:
@@ -454,15 +454,22 @@ def graph_us_torch(torch, fn, repeat: int = 30) -> float:
         for _ in range(GRAPH_CALLS):
             fn()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times = []
-    for k in range(repeat + 3):
+
+    def replay_ms():
         start.record()
         graph.replay()
         end.record()
         end.synchronize()
-        if k >= 3:
-            times.append(start.elapsed_time(end) * 1e3 / GRAPH_CALLS)
-    return statistics.median(times)
+        return start.elapsed_time(end)
+
+    return _per_call_us(replay_ms, repeat)
+
+
+def _per_call_us(replay_ms, repeat: int) -> float:
+    """Per reduction, in microseconds: the median of `repeat` timed replays (`replay_ms`: one
+    replay of a graph of GRAPH_CALLS reductions, in ms) after three warm-ups."""
+    times = [replay_ms() for _ in range(repeat + 3)][3:]
+    return statistics.median(times) * 1e3 / GRAPH_CALLS
 
 
 def main_graph(args) -> int:
