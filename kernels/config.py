@@ -313,11 +313,13 @@ def plan(
         if staged is not None:
             stage, grid, tiles, stages, bx = staged
             partials = stage.num_tiles * stage.num_slots * grid[1] if grid[1] > 1 else 0
+            side_by_side = stage.direct and bx == block and len(stage.folds) == 1 and not stage.word_folds
+            ny = _direct_rows(stage, bx, acc_itemsize, tuning) if side_by_side else tuning.MAX_TILE_ROWS
             return ReduceConfig(
                 reduce_type=_reduce_type(kept, red, use_inner), kernel="staged", kept=tiles, red=stages,
                 inner=red[-1] if use_inner else kept[-1],
                 index_bits=_index_bits(extent, out_extent, num_out, num_red, partials),
-                vec=tuning.LOAD_BYTES // itemsize, ny=tuning.MAX_TILE_ROWS, lanes=bx,
+                vec=tuning.LOAD_BYTES // itemsize, ny=ny, lanes=bx,
                 grid=grid, num_splits=grid[1], words=words, word_columns=word_columns, stage=stage, **common,
             )
 
@@ -507,10 +509,10 @@ def _plan_staged(kept, red, itemsize: int, target: int, split_target: int, sm_co
                  and fold_run >= tuning.STAGE_WORD_MIN_RUN_BYTES)
         if lanes_adjacent:
             run_bytes = (dims[-1][0].size if inside else rows) * itemsize
-            # lanes on one run: as many as keep shared-memory reads within 2-way bank conflicts, more
-            # where a span has too few slots to occupy the block
+            # lanes on one run: as many as keep shared-memory reads within STAGE_ROW_BANK_WAYS-way bank
+            # conflicts, more where a span has too few slots to occupy the block
             fill = _pow2_at_most(max(1, block // (num_slots * (4 if direct else 1))))
-            by = min(tuning.WARP_SIZE, max(_two_adic(run_bytes) // 8, fill, 1))
+            by = min(tuning.WARP_SIZE, max(_two_adic(run_bytes) // (4 * tuning.STAGE_ROW_BANK_WAYS), fill, 1))
             if words:  # (wider than a warp only as the whole block, on a span of one slot)
                 by = min(_pow2_at_most(max(1, block // num_slots)), _pow2_at_least(_ceil(fold_run, 4)))
                 by = by if by <= tuning.WARP_SIZE or by == block else tuning.WARP_SIZE
@@ -570,6 +572,24 @@ def _plan_staged(kept, red, itemsize: int, target: int, split_target: int, sm_co
         grid_x = num_tiles if splits > 1 else min(num_tiles, target, tuning.MAX_GRID_X)
         return stage, (grid_x, splits), tuple(tiles), tuple(stages), bx
     return None
+
+
+def _direct_rows(stage: Stage, bx: int, acc_itemsize: int, tuning) -> int:
+    """Runs a thread folds side by side where it folds whole short runs alone (FoldSharedRows): the
+    most, a power of two, that their lengths, their accumulators and the span's runs allow (policy.py).
+    A thread whose group of runs passes the span's last folds that one again: at most
+    STAGE_DIRECT_REFOLDS of the span's runs may be folded twice."""
+    most = min(tuning.STAGE_DIRECT_ROWS, tuning.STAGE_DIRECT_ACC_BYTES // acc_itemsize,
+               tuning.STAGE_DIRECT_FOLDS // stage.num_folds)
+    ny = _pow2_at_most(max(1, most))
+    slots = stage.num_slots
+    while ny > 1:
+        whole, rest = divmod(slots, bx * ny)
+        groups = min(slots, bx) * whole + min(rest, bx)  # groups of ny runs the block's threads fold
+        if groups * ny <= slots * (1 + tuning.STAGE_DIRECT_REFOLDS):
+            break
+        ny //= 2
+    return ny
 
 
 def _aligned(base: int, strides, itemsize: int, nbytes: int) -> bool:

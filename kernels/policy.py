@@ -147,6 +147,29 @@ STAGE_MAX_COLUMN_BYTES = 4096
 #: many bytes (a reduced run of one vector gives ReduceInner a lane per row and a shuffle per
 #: vector); longer aligned runs keep ReduceInner's and ReduceOuter's vector loads.
 STAGE_ALIGNED_RUN_BYTES = 16
+#: ReduceStaged: lanes on one reduced run read neighbouring words of shared memory, a thread every
+#: run bytes / lanes apart; as many lanes share a run as keep those reads within this many-way bank
+#: conflicts (a thread per run where the run's bytes allow it). Bank conflicts cost less than lanes
+#: sharing a run (a shuffle and a store's bookkeeping each): 16-byte rows, H100, kernel alone, same
+#: run, 2 -> 4 ways (two lanes a row -> one): float32 of 4 2610 -> 2819 GB/s, float16 of 8 2413 ->
+#: 2701, bool `any` of 16 (read as words) 1982 -> 2769; other widths unchanged.
+STAGE_ROW_BANK_WAYS = 4
+#: ReduceStaged: where a thread folds whole short runs of a span alone (direct, a lane a run), it
+#: folds up to this many side by side (FoldSharedRows), so the loop's bookkeeping and the store's
+#: address are paid once for them and their shared-memory reads are in flight together...
+STAGE_DIRECT_ROWS = 4
+#: ... as many as keep their elements at most this many (longer runs amortise their loop alone)...
+STAGE_DIRECT_FOLDS = 16
+#: ... their accumulators at most this many bytes (Welford's 24-byte state runs best alone)...
+STAGE_DIRECT_ACC_BYTES = 32
+#: ... and the runs a thread folds twice (its last group passing the span's end) at most this share.
+#: Kernel alone, same run, one run a thread element by element (before) -> FoldSharedRows with the
+#: NY this rule picks (GB/s), H100: float32 rows of 2 / 3 / 4 / 7 / 17 2724 -> 2701 / 2825 -> 2834 /
+#: 2604 -> 2833 / 2762 -> 2882 / 2726 -> 2876, float16 of 2 / 3 / 8 / 13 2290 -> 2637 / 2645 -> 2725 /
+#: 2412 -> 2672 / 2682 -> 2788, bool `any` of 2 / 3 / 16 1218 -> 1776 / 1526 -> 1731 / 1977 -> 2775,
+#: var of 7 2561 -> 2712; H200, the rule itself: float32 of 4 2721 -> 3983, float16 of 2 2337 -> 3359,
+#: of 17 3378 -> 3806, bool of 16 1998 -> 3810, (290514, 33, 7) over axis 2 3816 -> 4023, no case slower.
+STAGE_DIRECT_REFOLDS = 0.1
 
 #: ReduceStaged splits a tile only while the last block's combine of the partials takes at most
 #: this many round trips to L2 (16 loads in flight per thread)...

@@ -217,6 +217,8 @@ class Replay:
         bx, slots_per_thread = cfg.lanes, st.slots_per_thread
         by = cfg.block // bx
         if slots_per_thread == 0:  # direct: a thread takes every BX-th slot of a span, as many as there are
+            # (NY of them side by side where it folds a run alone, FoldSharedRows: the same slots; a
+            # group passing the last slot folds that one again and stores nothing of it)
             assert st.num_stages == 1 and cfg.num_splits == 1 and st.lanes_adjacent, "direct spans hold whole reductions"
             slots_per_thread = _ceil(st.num_slots, bx)
         assert bx * slots_per_thread >= st.num_slots, "slots without a thread"

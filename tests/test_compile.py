@@ -24,8 +24,8 @@ nvrtc = pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
 #: warp rows, block rows with a split, strided rows, segments, narrow and wide columns, strided
 #: columns, several reduced dims, short runs walked flat, 64-bit indexing, short odd runs and
 #: columns staged through shared memory (direct, split, several slots), misaligned columns,
-#: columns of 1 and 2 reduced rows (tiles that short), and long odd rows (a 1-byte `any` / `all`
-#: folds them as words, a whole block on one row).
+#: columns of 1 and 2 reduced rows (tiles that short), rows of 2 (a thread folds several side by
+#: side), and long odd rows (a 1-byte `any` / `all` folds them as words, a whole block on one row).
 VARIANTS = [
     ((4096, 64), None, (1,)),
     ((4096, 4096), None, (1,)),
@@ -40,6 +40,7 @@ VARIANTS = [
     ((1 << 16, 1 << 16), None, (0,)),
     ((1 << 16, 1 << 16), None, (1,)),
     ((1 << 20, 7), None, (1,)),
+    ((1 << 20, 2), None, (1,)),
     ((1 << 20, 7), None, (0,)),
     ((1 << 14, 7, 5), None, (1,)),
     ((4096, 33, 7), None, (0, 2)),

@@ -245,3 +245,29 @@ def test_column_tiles_beyond_one_wave_split_to_fill_the_last(blocks_per_sm):
     assert (cfg.num_splits > 1) == (blocks_per_sm == 3)
     blocks = cfg.num_tiles * cfg.num_splits
     assert blocks <= resident or fill(blocks) >= policy.MIN_WAVE_FILL
+
+
+@pytest.mark.parametrize("itemsize,acc_itemsize", [(1, 8), (2, 4), (4, 4), (4, 16), (4, 24), (8, 8)])
+def test_short_runs_side_by_side_within_their_bounds(itemsize, acc_itemsize):
+    """A thread folding whole short runs alone takes NY of them side by side: a power of two, their
+    elements and accumulators within the policy's bounds, few runs folded twice; the widths where
+    several fit get several."""
+    several = set()
+    for width in range(1, 41):
+        for rows in (20000, 1000, 77):
+            cfg = plan((rows, width), (1,), itemsize=itemsize, acc_itemsize=acc_itemsize)
+            st = cfg.stage
+            if cfg.kernel != "staged" or not st.direct or cfg.lanes != cfg.block or len(st.folds) != 1:
+                continue
+            ny = cfg.ny
+            assert ny & (ny - 1) == 0 and 1 <= ny <= policy.STAGE_DIRECT_ROWS
+            if ny > 1:
+                several.add(width)
+                assert ny * st.num_folds <= policy.STAGE_DIRECT_FOLDS
+                assert ny * acc_itemsize <= policy.STAGE_DIRECT_ACC_BYTES
+                groups = sum(-(-(st.num_slots - t) // (cfg.block * ny)) for t in range(min(st.num_slots, cfg.block)))
+                assert groups * ny <= st.num_slots * (1 + policy.STAGE_DIRECT_REFOLDS)
+    if acc_itemsize * 2 <= policy.STAGE_DIRECT_ACC_BYTES:
+        assert several and max(several) <= policy.STAGE_DIRECT_FOLDS // 2
+    else:
+        assert not several

@@ -203,22 +203,28 @@ __device__ __forceinline__ void FoldRuns(typename R::acc_t (&acc)[1], kps::Ptr<T
   kps::Reduce<R, 1, kCols>(acc, cols);
 }
 
-// Fold `len` elements src[i * stride] of a span staged in shared memory over LANES lanes (lane takes
-// i = lane + k * LANES): element by element, as shared memory answers in tens of cycles, with 32-bit
-// offsets, so a short run costs a few instructions per element and no tile bookkeeping. Element i is
-// number `pos + i * pos_stride` of the reduced range.
-template <class R, class Tr, typename Tin, int LANES>
-__device__ __forceinline__ void FoldShared(typename R::acc_t (&acc)[1], const Tin* src, unsigned len, unsigned stride,
-                                           unsigned lane, long long pos, long long pos_stride) {
+// Fold ROWS runs of a span staged in shared memory, one thread all of them: run k is the `len`
+// elements run[k][i * stride], folded in order, the runs side by side so each step keeps ROWS reads
+// in flight and pays the loop once for all of them (a short row folded alone cost ~70 instructions
+// of loop and bookkeeping for 5 elements). Element i of every run is number `pos + i * pos_stride`
+// of the reduced range.
+template <class R, class Tr, typename Tin, int ROWS>
+__device__ __forceinline__ void FoldSharedRows(typename R::acc_t (&acc)[ROWS], const Tin* (&run)[ROWS], unsigned len,
+                                               unsigned stride, long long pos, long long pos_stride) {
   using Acc = typename R::acc_t;
-#pragma unroll 4
-  for (unsigned i = lane; i < len; i += LANES) {
-    Tin raw[1];
-    Acc value[1];
-    kps::ReadData<Tin, 1, 1, false>(raw, src + i * stride, 0, 0, 1, 1);
-    kps::ElementwiseUnary<Acc, Tin, 1, 1, Tr, false>(value, raw, 1, 1, R::Identity(),
-                                                     kps::AffineIndex<1>(pos + i * pos_stride, 0, 0));
-    kps::Reduce<R, 1, 1>(acc, value);
+  kps::Init(acc, R::Identity());
+#pragma unroll(ROWS == 1 ? 4 : 1)  // one run alone: a few of its reads in flight instead
+  for (unsigned i = 0; i < len; ++i) {
+    Tin raw[ROWS];
+    Acc value[ROWS];
+#pragma unroll
+    for (int k = 0; k < ROWS; ++k) {
+      raw[k] = *run[k];
+      run[k] += stride;
+    }
+    kps::ElementwiseUnary<Acc, Tin, ROWS, 1, Tr, false>(value, raw, ROWS, 1, R::Identity(),
+                                                        kps::AffineIndex<1>(pos + i * pos_stride, 0, 0));
+    kps::Reduce<R, ROWS, 1>(acc, value);
   }
 }
 
@@ -503,10 +509,10 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
     span.Load(x + p.kept.Offset(tile) + p.red.Offset(stage), rows(tile, stage) * p.row_stride);
   };
   // Fold this thread's share (lane ty of kBY) of a slot's num_folds elements in the staged span.
-  // One reduced dim is a strided run (32-bit offsets, no index calculator): a short row that one
-  // thread folds alone, element by element; rows shared by several lanes and the long runs of
-  // accumulated slots with NY loads in flight (measured both ways on the H100: element by element
-  // lost 15-20% on float16 rows of 255-1001 and on bool columns); more dims go through `folds`.
+  // One reduced dim is a strided run (32-bit offsets, no index calculator), with NY loads in flight
+  // (measured on the H100 against element by element, which lost 15-20% on float16 rows of 255-1001
+  // and on bool columns; short rows a thread folds alone go NY rows at once, FoldSharedRows); more
+  // dims go through `folds`.
   // `pos`: the index in the reduced range of the span's first element.
   auto fold = [&](Acc& a, const Tin* span_in, unsigned slot, unsigned num_folds, long long pos) {
     Acc part[1] = {a};
@@ -514,8 +520,6 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
     const unsigned stride = static_cast<unsigned>(p.folds.in_stride[0]);
     if constexpr (WordFolds) {  // a 1-byte logical reduction: Tr tests a word (see FoldSharedWords)
       FoldSharedWords<R, Tr, kBY>(part, first, num_folds, ty);
-    } else if constexpr (TRND == 1 && kDirect && kBY == 1) {
-      FoldShared<R, Tr, Tin, kBY>(part, first, num_folds, stride, ty, pos, p.folds.out_stride[0]);
     } else if constexpr (TRND == 1) {
       FoldStrided<R, Tr, Tin, NY, kBY, unsigned>(part, first, num_folds, stride, ty, pos, p.folds.out_stride[0]);
     } else {
@@ -551,7 +555,21 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
     }
     if (next_tile < p.num_tiles) load(span, next_tile, next_stage);
 
-    if constexpr (kDirect) {  // every slot's whole reduction is in this span: fold, combine and store each in turn
+    if constexpr (kDirect && kBY == 1 && TRND == 1 && !WordFolds) {  // a thread per short run: NY at once
+      const long long out_off = p.kept.OutOffset(tile);
+      for (unsigned first = tx; first < num_slots; first += BX * NY) {
+        const Tin* run[NY];  // a slot past the last folds the last again, and is not stored
+#pragma unroll
+        for (int k = 0; k < NY; ++k) run[k] = tile_in + p.slots.Offset(min(first + k * BX, num_slots - 1));
+        Acc a[NY];
+        FoldSharedRows<R, Tr, Tin, NY>(a, run, num_folds, static_cast<unsigned>(p.folds.in_stride[0]), pos,
+                                       p.folds.out_stride[0]);
+#pragma unroll
+        for (int k = 0; k < NY; ++k) {
+          if (first + k * BX < num_slots) store(out_off, first + k * BX, a[k]);
+        }
+      }
+    } else if constexpr (kDirect) {  // every slot's whole reduction is in this span: fold, combine and store each
       const long long out_off = p.kept.OutOffset(tile);
       for (unsigned base = 0; base < num_slots; base += BX) {  // uniform: every lane reaches the shuffles
         const unsigned slot = base + tx;
