@@ -134,9 +134,13 @@ STAGE_MAX_RUN_BYTES = 2048
 #: W = 5 / 9 / 33 / 43 / 127 / 511 / 1023 / 2047: 1690 -> 1799 / 1996 -> 2328 / 2471 -> 2726 /
 #: 1661 -> 2722 / 1691 -> 2699 / 1367 -> 2770 / 1042 -> 2787 / 1586 -> 2773; `all` 1001 2530 ->
 #: 2716. Up to 32 KB (a span) the longer rows ReduceInner read as misaligned bytes gain too: W =
-#: 4095 2091 -> 2729, 9999 1251 -> 1902; runs of 2 and 3 bytes lose (1215 -> 1178, 1522 -> 1281).
+#: 4095 2091 -> 2729, 9999 1251 -> 1902; runs of 2 and 3 bytes lose (1215 -> 1178, 1522 -> 1281), and
+#: since bytes fold side by side (FoldSharedRows), so do runs of 4 (bool `any` (N, 4) words -> bytes
+#: 1789 -> 1976); 5 to 7 bytes stay words for `any` (6: 2014 -> 1795, 7: 1960 -> 1818 as bytes), which
+#: gives up `all` of 5 / 7 (1733 -> 2087 / 1809 -> 2147 as bytes). (Words side by side too, tried:
+#: 2014 -> 1726 at 6, 2627 -> 2412 at 13, `all` of 13 2468 -> 2073; not kept.) H100, kernel alone.
 STAGE_WORD_MAX_RUN_BYTES = 32768
-STAGE_WORD_MIN_RUN_BYTES = 4
+STAGE_WORD_MIN_RUN_BYTES = 5
 
 #: ReduceStaged takes a reduction whose innermost kept dim is at most this many bytes and off the
 #: 16-byte grid. Wider columns keep ReduceOuter, which reads misaligned rows with shifted vectors
