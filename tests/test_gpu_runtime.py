@@ -2,6 +2,7 @@
 where it was, a fork after GPU work, and threads racing to compile one new functor."""
 from __future__ import annotations
 
+import gc
 import textwrap
 import threading
 import uuid
@@ -32,6 +33,7 @@ def test_caches_stay_bounded_over_100000_shapes():
         for k in (n, n - 1, n // 2):  # the largest splits first: their workspace is the one kept
             ops.reduce_sum(base[:k])
         cp.cuda.Device().synchronize()
+        gc.collect()  # earlier tests' garbage in this worker, freed mid-loop, would lower the count
         used = pool.used_bytes()
         table = api._table(kps.ADD, kps.IDENTITY, kps.NONE)
         for k in range(1, n + 1):  # 100,000 distinct shapes
