@@ -476,8 +476,10 @@ struct StagedSpan {
 // span) or the former (columns, where neighbouring slots are). A thread keeps SLOTS accumulators
 // (slots tx, tx + BX, ...) across the spans of a tile; SLOTS == 0 is direct: every span holds whole
 // reductions (one stage per tile, no split), so each slot is folded, combined and stored in turn and
-// a thread may take any number of them. WordFolds: the input is bytes and Tr tests four at once
-// (rows of a 1-byte `any` / `all`, folded as words by FoldSharedWords).
+// a thread may take any number of them; where a direct slot has one lane (BX == BLOCK) and one fold
+// dim, NY is how many slots a thread folds side by side (FoldSharedRows), elsewhere the loads a lane
+// keeps in flight. WordFolds: the input is bytes and Tr tests four at once (rows of a 1-byte `any` /
+// `all`, folded as words by FoldSharedWords).
 template <typename Tin, class R, class Tr, class Ep, int SV, int NY, int BX, int SLOTS, bool LanesAdjacent,
           int BLOCK, int KND, int RND, int TKND, int TRND, typename IndexT, bool WordFolds>
 __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RND, TKND, TRND, IndexT> p) {
