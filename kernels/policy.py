@@ -172,7 +172,8 @@ STAGE_DIRECT_ACC_BYTES = 32
 #: 2604 -> 2833 / 2762 -> 2882 / 2726 -> 2876, float16 of 2 / 3 / 8 / 13 2290 -> 2637 / 2645 -> 2725 /
 #: 2412 -> 2672 / 2682 -> 2788, bool `any` of 2 / 3 / 16 1218 -> 1776 / 1526 -> 1731 / 1977 -> 2775,
 #: var of 7 2561 -> 2712; H200, the rule itself: float32 of 4 2721 -> 3983, float16 of 2 2337 -> 3359,
-#: of 17 3378 -> 3806, bool of 16 1998 -> 3810, (290514, 33, 7) over axis 2 3816 -> 4023, none of 32 cases more than 0.3% slower.
+#: of 17 3378 -> 3806, bool of 16 1998 -> 3810, (290514, 33, 7) over axis 2 3816 -> 4023; none of 32
+#: cases more than 0.3% slower.
 STAGE_DIRECT_REFOLDS = 0.1
 
 #: ReduceStaged splits a tile only while the last block's combine of the partials takes at most
