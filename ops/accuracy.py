@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 
+from . import interop
+
 
 def accuracy_cases(n: int = 1 << 16, seed: int = 0):
     """name -> (float32 or float16 array, the reduced axis or None)."""
@@ -79,7 +81,7 @@ def run(gpu: bool, n: int = 1 << 22):
         e64 = expect.astype(np.float64)
         for k, fn in calls.items():
             got = fn(data)
-            got = np.asarray(got.get() if hasattr(got, "get") else (got.cpu().numpy() if hasattr(got, "cpu") else got))
+            got = interop.to_numpy(got)
             rel = float(np.max(np.abs(got.astype(np.float64) - e64) / np.maximum(np.abs(e64), np.finfo(np.float64).tiny)))
             row[k] = (rel, float(ulps(got, expect).max()))
         rows.append(row)

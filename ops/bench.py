@@ -22,7 +22,7 @@ import numpy as np
 import kps
 import ops
 
-from . import timing
+from . import interop, timing
 
 CASES_FILE = Path(__file__).with_name("bench_cases.json")
 
@@ -220,12 +220,7 @@ def peer_calls(op: str, x, axes):
 
 def _host64(a) -> np.ndarray:
     """float64 host copy of a NumPy or CuPy array or a torch tensor (bool stays bool)."""
-    if isinstance(a, np.ndarray):
-        h = a
-    elif hasattr(a, "get"):
-        h = a.get()
-    else:  # torch
-        h = (a if a.dtype.is_floating_point is False else a.double()).cpu().numpy()
+    h = interop.to_numpy(a)
     return h if h.dtype == np.bool_ else h.astype(np.float64)
 
 

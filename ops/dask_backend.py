@@ -28,6 +28,7 @@ from kps.functors import Functors
 from kps.nan import NO_INDEX
 
 from . import numpy_backend
+from .interop import to_numpy
 
 
 def is_dask(x) -> bool:
@@ -171,12 +172,7 @@ class _Merge(_Step):
             return np.empty((0,) * states.ndim, dtype=states.dtype)
         if not self.gpu:
             return numpy_backend.merge_states(states, axis, self.f)
-        return raw.bits(numpy_backend.merge_states(raw.state(host_copy(states), self.f), axis, self.f), self.f)
-
-
-def host_copy(a) -> np.ndarray:
-    """A NumPy copy of a CuPy array (a NumPy array as it is)."""
-    return a.get() if type(a) is not np.ndarray and hasattr(a, "get") else np.asarray(a)
+        return raw.bits(numpy_backend.merge_states(raw.state(to_numpy(states), self.f), axis, self.f), self.f)
 
 
 class _Finish(_Step):
@@ -186,7 +182,7 @@ class _Finish(_Step):
     def __call__(self, total):
         f = self.f
         if self.gpu:
-            total = raw.state(host_copy(total), f)
+            total = raw.state(to_numpy(total), f)
         result = numpy_backend.finish(numpy_backend.unpack(np.squeeze(total, axis=self.drop), f), self.count, f)
         if f.op.indexed and np.any(np.asarray(result) == NO_INDEX):  # nothing lifted: a slice of NaN (nanargmax)
             raise ValueError("All-NaN slice encountered")

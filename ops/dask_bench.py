@@ -14,7 +14,7 @@ from typing import Callable, Dict, List
 import numpy as np
 
 import ops
-from ops.dask_backend import host_copy
+from ops.interop import to_numpy
 
 #: The reductions: name -> (this project's, dask's own), each of a dask array.
 REDUCTIONS: Dict[str, tuple] = {
@@ -106,7 +106,7 @@ def run(worker_counts: List[int], total_bytes: int, block_bytes: int, gpu: bool,
                                  "GBps_per_worker": nbytes / seconds / 1e9 / workers, "GB": nbytes / 1e9,
                                  "generation_s": generation,
                                  "reduction_GBps_per_worker": nbytes / beyond / 1e9 / workers if beyond > 0 else None})
-                got, expect = (np.asarray(host_copy(results[k]), dtype=np.float64) for k in ("ours", "dask"))
+                got, expect = (np.asarray(to_numpy(results[k]), dtype=np.float64) for k in ("ours", "dask"))
                 ok = np.allclose(got, expect, rtol=1e-4, atol=1e-3 * np.sqrt(nbytes / 4 / max(1, got.size)))
                 rows[-1]["ok"] = rows[-2]["ok"] = bool(ok)
     return rows

@@ -28,6 +28,15 @@ def is_torch(obj) -> bool:
     return type(obj).__module__.partition(".")[0] == "torch" and hasattr(obj, "is_cuda")
 
 
+def to_numpy(a) -> np.ndarray:
+    """A NumPy copy of a CuPy array or a torch tensor (bfloat16 as float32, which NumPy lacks); a
+    NumPy array or scalar as it is."""
+    if is_torch(a):
+        t = a.detach().cpu()
+        return (t.float() if str(t.dtype) == "torch.bfloat16" else t).numpy()
+    return a.get() if type(a) is not np.ndarray and hasattr(a, "get") else np.asarray(a)
+
+
 @dataclass
 class Adapted:
     """An input made ready for a backend: the array, the dtype the kernels see (bfloat16 arrives as
