@@ -184,6 +184,7 @@ class ReduceConfig:
     stage: Optional[Stage] = None  # staged kernel: `kept` holds the output tiles, `red` the stages
     index_offset: int = 0  # with index strides: the index of the element at in_offset (flipped dims)
     min_blocks: int = 0  # inner kernel: resident blocks per SM its registers must allow (0: no bound)
+    shared_lanes: bool = False  # inner kernel: lanes share the chunks of inputs off the first one's grid
 
     @property
     def num_seg(self) -> int:
@@ -224,7 +225,8 @@ def plan(
     acc_itemsize: int = 4,
     index_strides: bool = False,
     vector_loads: bool = True,
-    staging: bool = True,
+    inputs: int = 1,
+    inputs_off_grid: bool = False,
     state_acc: bool = False,
 ) -> ReduceConfig:
     """Plan a reduction of a non-empty input with at least one output.
@@ -243,7 +245,9 @@ def plan(
     flattening of the reduced axes) to the reduction; reduced dims then merge only where their
     indices run on as their addresses do. `vector_loads=False` reads element by element (no 16-byte
     loads, no words, no staging): a transform of several inputs reads them so where their itemsizes
-    differ. `staging=False`: no ReduceStaged (it stages one input).
+    differ. `inputs`: the arrays a transform reads; several are never staged (ReduceStaged stages
+    one). `inputs_off_grid`: some input lies off the first one's 16-byte grid (x[1:] beside x[:-1]):
+    ReduceInner's groups of a warp or more then read tiles of INPUTS_TILE_ROWS rows.
     `state_acc`: the accumulator is a struct of several fields (a state op), whose combine and
     shuffles cost several times a scalar's.
     """
@@ -301,7 +305,7 @@ def plan(
 
     in_base = in_misalign + in_offset * itemsize
     word_folds = pack_words and itemsize == 1 and use_inner  # (words=True has made itemsize 4)
-    if vector_loads and staging and _wants_stage(kept, red, use_inner, itemsize, in_base, tuning, word_folds):
+    if vector_loads and inputs == 1 and _wants_stage(kept, red, use_inner, itemsize, in_base, tuning, word_folds):
         staged = _plan_staged(kept, red, itemsize, target, split_target, sm_count, tuning, tuning.STAGE_VECTORS,
                               word_folds)
         if staged is not None and staged[0].direct and tuning.STAGE_VECTORS_DIRECT != tuning.STAGE_VECTORS:
@@ -350,6 +354,17 @@ def plan(
         if flat and vectors >= tuning.FLAT_RUN_MAX_STEPS * lanes * ny:
             flat = False
             lanes, row_blocks = group(vectors)
+        shared_lanes = False
+        if inputs_off_grid and vec > 1 and not flat:
+            # Groups of a warp or more share the chunks of inputs off the first one's grid between
+            # lanes, holding every input's loads of a tile at once: fewer rows a tile, more blocks.
+            wide, ny = ny, min(ny, tuning.INPUTS_TILE_ROWS)
+            shared_lanes = group(vectors)[0] >= tuning.WARP_SIZE
+            if shared_lanes:
+                lanes, row_blocks = group(vectors)
+                split_target = sm_count * min(tuning.INPUTS_SPLIT_BLOCKS_PER_SM, blocks_per_sm or tuning.BLOCKS_PER_SM)
+            else:
+                ny = wide
         step = lanes * ny * vec  # elements one step of the group covers
         split = dict(segs_per_split=1, chunks=1, chunk_len=inner.size)
         num_splits = 1
@@ -381,7 +396,8 @@ def plan(
             reduce_type=reduce_type, kernel="inner", kept=kept, red=segs, inner=inner,
             index_bits=index_bits, vec=vec, ny=ny, lanes=lanes,
             grid=(min(row_blocks, tuning.MAX_GRID_X), num_splits), num_splits=num_splits,
-            flat_runs=flat, words=words, word_columns=word_columns, min_blocks=tuning.INNER_MIN_BLOCKS if state_acc else 0, **split, **common,
+            flat_runs=flat, words=words, word_columns=word_columns, shared_lanes=shared_lanes,
+            min_blocks=tuning.INNER_MIN_BLOCKS if state_acc else 0, **split, **common,
         )
 
     inner, outer = kept[-1], kept[:-1]

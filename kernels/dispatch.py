@@ -16,8 +16,10 @@ def launch_for(x, y, axes: Sequence[int], keepdims: bool, functors: Functors, mo
     """The cached launch that reduces `x` over `axes` into `y` (any strides, the result's shape).
     An epilogue of several results writes them side by side: `y` is then the first results, each
     output's others following it. `more`: a transform's further inputs, laid out as `x`; they are
-    read with 16-byte loads beside x's where all share its itemsize (off x's grid: two aligned
-    loads shifted in registers, kps::LoadShifted), else element by element."""
+    read with 16-byte loads beside x's where all share its itemsize, else element by element. One
+    off x's 16-byte grid is read as the two aligned chunks around each vector, shifted in registers
+    (kps::LoadShifted); where the lanes of a warp walk a run together they share the chunks
+    (kps::ReadDataVecLanes), and the plan gives them smaller tiles."""
     itemsize, out_itemsize = x.dtype.itemsize, y.dtype.itemsize * functors.epilogue.outputs
     strides = tuple(s // itemsize for s in x.strides)
     out_strides = tuple(s // out_itemsize for s in y.strides)
@@ -27,7 +29,8 @@ def launch_for(x, y, axes: Sequence[int], keepdims: bool, functors: Functors, mo
     out_align = config.alignment(y.data.ptr)
     device_id = x.data.device_id
     vectors = all(a.itemsize == x.itemsize for a in more)
-    key = (x.shape, strides, axes, out_strides, functors, x_misalign, out_align, device_id, vectors)
+    off_grid = any((a.data.ptr - x.data.ptr) % 16 for a in more)
+    key = (x.shape, strides, axes, out_strides, functors, x_misalign, out_align, device_id, vectors, off_grid)
 
     def make_cfg(blocks_per_sm: int) -> config.ReduceConfig:
         words = kps.packs_words(functors)
@@ -36,7 +39,7 @@ def launch_for(x, y, axes: Sequence[int], keepdims: bool, functors: Functors, mo
             in_misalign=x_misalign, out_align=out_align, blocks_per_sm=blocks_per_sm,
             pack_words=words, pack_word_columns=words and functors.out_dtype == np.bool_,
             acc_itemsize=functors.acc_dtype.itemsize,
-            index_strides=functors.op.indexed, vector_loads=vectors, staging=not functors.more_dtypes,
+            index_strides=functors.op.indexed, vector_loads=vectors, inputs=1 + len(functors.more_dtypes), inputs_off_grid=off_grid,
             state_acc=bool(functors.op.state),
         )
 

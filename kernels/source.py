@@ -48,7 +48,7 @@ def kernel_name(cfg: ReduceConfig, functors: Functors) -> str:
     ]
     if cfg.kernel == "inner":
         args.insert(8, cfg.min_blocks)
-        args.append(str(cfg.flat_runs).lower())
+        args += [str(cfg.flat_runs).lower(), str(cfg.shared_lanes).lower()]
         return f"kernels::ReduceInner<{', '.join(map(str, args))}>"
     args += [str(cfg.vec_in).lower(), str(cfg.vec_out).lower()]
     return f"kernels::ReduceOuter<{', '.join(map(str, args))}>"

@@ -72,10 +72,12 @@ def _names(functors: kps.Functors):
             shape, strides = shape[::-1], strides[::-1]
         kept = [n for i, n in enumerate(shape) if i not in axes]
         out_strides = [int(np.prod(kept[i + 1:])) for i in range(len(kept))]
-        for pack, vectors in itertools.product({False, kps.packs_words(functors)}, {not several, several and alike}):
+        for pack, vectors, off_grid in itertools.product({False, kps.packs_words(functors)},
+                                                         {not several, several and alike}, {False, several}):
             cfg = config.plan(shape, strides, axes, out_strides, itemsize, functors.out_dtype.itemsize, 132,
                               pack_words=pack, acc_itemsize=functors.acc_dtype.itemsize,
-                              index_strides=functors.op.indexed, vector_loads=vectors, staging=not several,
+                              index_strides=functors.op.indexed, vector_loads=vectors,
+                              inputs=1 + len(functors.more_dtypes), inputs_off_grid=off_grid,
                               state_acc=bool(functors.op.state))
             f = source.plan_functors(cfg, functors)
             names.setdefault(f, set()).add(source.kernel_name(cfg, f))

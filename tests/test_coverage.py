@@ -16,7 +16,7 @@ from kernels import config, policy
 from replay import Replay
 
 #: Small tuning numbers so that small shapes reach splits, grid-stride loops and tail tiles.
-SMALL = SimpleNamespace(BLOCK_THREADS=64, MAX_COL_SHARED_BYTES=8192, BLOCKS_PER_SM=8, LOAD_BYTES=16, MAX_TILE_ROWS=4, MAX_TILE_ELEMENTS=32,
+SMALL = SimpleNamespace(BLOCK_THREADS=64, MAX_COL_SHARED_BYTES=8192, BLOCKS_PER_SM=8, LOAD_BYTES=16, MAX_TILE_ROWS=4, INPUTS_TILE_ROWS=2, INPUTS_SPLIT_BLOCKS_PER_SM=8, MAX_TILE_ELEMENTS=32,
                         MIN_SPLIT_STEPS=1, INNER_SPLIT_MIN_STEPS=1, MAX_GRID_X=5, MAX_GRID_Y=65535, WARP_SIZE=32,
                         MAX_COL_THREADS=64, FLAT_RUN_MAX_STEPS=2, SPLIT_BLOCKS_PER_SM=8, MAX_COL_VEC=16,
                         MISALIGNED_COL_TILE_ROWS=3, STAGE_VECTORS=1, STAGE_VECTORS_DIRECT=2, STAGE_MAX_SLOTS=2,
@@ -40,7 +40,7 @@ def _positions(shape, strides, axes):
 
 
 def check_coverage(view: np.ndarray, axes, out_order, sm_count: int, misalign_items: int, tuning=policy,
-                   index_strides: bool = False, vector_loads: bool = True, staging: bool = True,
+                   index_strides: bool = False, vector_loads: bool = True, inputs: int = 1, inputs_off_grid: bool = False,
                    state_acc: bool = False):
     itemsize = view.itemsize
     strides = [s // itemsize for s in view.strides]
@@ -50,7 +50,7 @@ def check_coverage(view: np.ndarray, axes, out_order, sm_count: int, misalign_it
     out_strides = list(out.strides)
     cfg = config.plan(view.shape, strides, axes, out_strides, itemsize, 1, sm_count,
                       in_misalign=(misalign_items * itemsize) % 16, out_align=16, tuning=tuning,
-                      index_strides=index_strides, vector_loads=vector_loads, staging=staging,
+                      index_strides=index_strides, vector_loads=vector_loads, inputs=inputs, inputs_off_grid=inputs_off_grid,
                       acc_itemsize=16 if state_acc else 4, state_acc=state_acc)
     assert 1 <= cfg.grid[0] <= tuning.MAX_GRID_X and 1 <= cfg.grid[1] <= tuning.MAX_GRID_Y
     replay = Replay(cfg, itemsize, (misalign_items * itemsize) % 16).run()
@@ -109,7 +109,7 @@ def test_plans_of_several_inputs_read_every_element_once(view, data):
     vectors = data.draw(st.booleans(), label="vector_loads")
     cfg = check_coverage(view, axes, list(range(view.ndim - len(axes))), data.draw(st.sampled_from([1, 2, 132])),
                          data.draw(st.integers(0, 15)), data.draw(st.sampled_from([policy, SMALL])),
-                         vector_loads=vectors, staging=False)
+                         vector_loads=vectors, inputs=2, inputs_off_grid=data.draw(st.booleans(), label="off_grid"))
     assert cfg.kernel != "staged"
     if not vectors:
         assert not cfg.words and not cfg.vec_in and not cfg.flat_runs and (cfg.kernel == "outer" or cfg.vec == 1)

@@ -69,6 +69,34 @@ def test_broadcasting_layouts_and_misaligned_views():
         np.testing.assert_allclose(_run(pair, 0, transform=SQDIST), expect, rtol=1e-5)
 
 
+@pytest.mark.parametrize("dtype,shifts", [("float32", (1, 2, 3)), ("float16", (1, 2, 5, 7)), ("int8", (1, 4, 11, 15)),
+                                          ("float64", (1,))], ids=str)
+@pytest.mark.parametrize("shape,axis", [((3_000_001,), None), ((517, 4099), 1), ((4096, 259), 1), ((301, 70001), 1)],
+                         ids=str)
+def test_views_a_few_bytes_apart(dtype, shifts, shape, axis):
+    """Views of one array less than 16 bytes apart (x[..., :-k] beside x[..., k:], in both orders, and
+    three of them): the later one is read from the earlier one's vectors and the next lane's
+    (kps::ReadDataVecLanes), on block-wide, warp and part-warp groups of lanes; rows of a 2-d array
+    start at every alignment."""
+    rng = np.random.default_rng(abs(hash((dtype, shape))) % 2**32)
+    # float16 squares summed past float16's range: the sum in float32 (NumPy's float16 sum is inf too)
+    kw = {"dtype": np.float32} if dtype == "float16" else {}
+    rtol = 2e-3 if dtype == "float16" else 1e-5
+    for k in shifts:
+        full = shape[:-1] + (shape[-1] + 2 * k,)
+        h = (rng.integers(-5, 6, full) if dtype == "int8" else rng.uniform(-2, 2, full)).astype(dtype)
+        d = cp.asarray(h)
+        n = shape[-1]
+        cut = lambda a, s: a[..., s:s + n]  # noqa: E731
+        for pick in ((0, k), (k, 0), (2 * k, k)):
+            got = _run(tuple(cut(d, s) for s in pick), axis, transform=SQDIST, **kw)
+            expect = reference(SQDIST, tuple(cut(h, s) for s in pick), axis)
+            np.testing.assert_allclose(got, expect, rtol=rtol)
+        got = _run((cut(d, 0), cut(d, k), cut(d, 2 * k)), axis, transform=FMA, **kw)
+        expect = reference(FMA, (cut(h, 0), cut(h, k), cut(h, 2 * k)), axis)
+        np.testing.assert_allclose(got, expect, rtol=rtol, atol=1e-3)
+
+
 def test_a_repeated_call_reads_the_arrays_it_is_given():
     """A call with the signature of an earlier one takes the prepared path: it launches on its own
     arrays (broadcast ones too), not the first call's."""

@@ -271,3 +271,31 @@ def test_short_runs_side_by_side_within_their_bounds(itemsize, acc_itemsize):
         assert several and max(several) <= policy.STAGE_DIRECT_FOLDS // 2
     else:
         assert not several
+
+
+@pytest.mark.parametrize("blocks_per_sm", [0, 2, 4])
+def test_inputs_off_the_grid_take_short_tiles_on_warp_groups(blocks_per_sm):
+    """A transform of several inputs, one off the first one's 16-byte grid (x[1:] beside x[:-1]):
+    groups of a warp or more share its chunks between lanes (kps::ReadDataVecLanes) in tiles of
+    INPUTS_TILE_ROWS rows, split as far as INPUTS_SPLIT_BLOCKS_PER_SM; narrower groups (short rows),
+    and inputs on one grid, plan as before."""
+    def both(shape, strides, axes):
+        kept = [n for i, n in enumerate(shape) if i not in axes]
+        on, off = (config.plan(shape, strides, axes, c_strides(kept), 4, 4, 132, blocks_per_sm=blocks_per_sm,
+                               inputs=2, inputs_off_grid=o) for o in (False, True))
+        return on, off
+
+    for shape, strides, axes in [((89_999_999,), (1,), (0,)), ((8192, 4096), (4097, 1), (1,)),
+                                 ((262144, 258), (259, 1), (1,))]:
+        on, off = both(shape, strides, axes)
+        assert on.ny == policy.MAX_TILE_ROWS and off.ny == policy.INPUTS_TILE_ROWS
+        assert off.lanes >= policy.WARP_SIZE and off.kernel == on.kernel == "inner"
+        assert off.shared_lanes and not on.shared_lanes
+        limit = 132 * min(policy.INPUTS_SPLIT_BLOCKS_PER_SM, blocks_per_sm or policy.BLOCKS_PER_SM)
+        assert off.grid[0] * off.num_splits <= max(limit, off.grid[0])
+    on, off = both((89_999_999,), (1,), (0,))
+    if (blocks_per_sm or policy.BLOCKS_PER_SM) > policy.SPLIT_BLOCKS_PER_SM:
+        assert off.num_splits > on.num_splits
+    on, off = both((1 << 20, 65), (66, 1), (1,))  # rows of 65: a group of 8 lanes
+    assert off == on and off.lanes < policy.WARP_SIZE and not off.shared_lanes
+    assert not any(c.shared_lanes for c in both((1 << 16, 4096), c_strides((1 << 16, 4096)), (0,)))  # columns

@@ -130,7 +130,7 @@ __device__ __forceinline__ void FoldStrided(typename R::acc_t (&acc)[1], kps::Pt
 // Fold one contiguous run: a scalar head up to the first 16-byte boundary, aligned VEC-wide
 // vectors (NY per lane in flight), a scalar tail. Element i is number `pos + i * pos_stride` of the
 // reduced range.
-template <class R, class Tr, typename Tin, int VEC, int NY, int LANES, typename IndexT>
+template <class R, class Tr, typename Tin, int VEC, int NY, int LANES, bool SharedLanes, typename IndexT>
 __device__ __forceinline__ void FoldContiguous(typename R::acc_t (&acc)[1], kps::Ptr<Tin> src, IndexT len,
                                                int lane, long long pos, long long pos_stride) {
   using Acc = typename R::acc_t;
@@ -148,15 +148,19 @@ __device__ __forceinline__ void FoldContiguous(typename R::acc_t (&acc)[1], kps:
   Acc tile[VEC * NY];
   IndexT v = 0;
   for (; v + kStep <= num_vec; v += kStep) {
-    kps::ReadDataVec<Tin, VEC, NY, false>(raw, body + (v + lane) * VEC, LANES * VEC, NY);
+    kps::ReadDataVecLanes<Tin, VEC, NY, LANES, SharedLanes, false>(raw, body + (v + lane) * VEC, LANES * VEC, NY, NY);
     const auto index = kps::AffineIndex<NY>(pos + static_cast<long long>(head + (v + lane) * VEC) * pos_stride,
                                             LANES * VEC * pos_stride, pos_stride);
     kps::ElementwiseUnary<Acc, Tin, VEC, NY, Tr, false>(tile, raw, VEC, NY, R::Identity(), index);
     kps::Reduce<R, kCols, VEC * NY / kCols>(cols, tile);
   }
-  if (v + lane < num_vec) {
-    const int num_y = static_cast<int>((num_vec - v - lane + LANES - 1) / LANES);
-    kps::ReadDataVec<Tin, VEC, NY, true>(raw, body + (v + lane) * VEC, LANES * VEC, num_y);
+  // The last, partial step; every lane of the group where its lanes share loads (their shuffles).
+  if (SharedLanes ? v < num_vec : v + lane < num_vec) {
+    const IndexT left = num_vec - v;  // vectors of the step, lanes 0, 1, ... reading one each in turn
+    const auto rows_of = [left](IndexT l) { return l < left ? static_cast<int>((left - l + LANES - 1) / LANES) : 0; };
+    const int num_y = rows_of(lane);
+    kps::ReadDataVecLanes<Tin, VEC, NY, LANES, SharedLanes, true>(raw, body + (v + lane) * VEC, LANES * VEC, num_y,
+                                                      rows_of(lane + 1));
     const auto index = kps::AffineIndex<NY>(pos + static_cast<long long>(head + (v + lane) * VEC) * pos_stride,
                                             LANES * VEC * pos_stride, pos_stride);
     kps::ElementwiseUnary<Acc, Tin, VEC, NY, Tr, true>(tile, raw, VEC, num_y, R::Identity(), index);
@@ -255,7 +259,7 @@ __device__ __forceinline__ void FoldSharedWords(typename R::acc_t (&acc)[1], con
 }
 
 template <typename Tin, class R, class Tr, class Ep, int VEC, int NY, int LANES, int BLOCK, int MIN_BLOCKS,
-          int KND, int RND, typename IndexT, bool FlatRuns>
+          int KND, int RND, typename IndexT, bool FlatRuns, bool SharedLanes>
 __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceInner(const InnerParams<KND, RND, IndexT> p) {
   using Acc = typename R::acc_t;
   using Tout = typename Ep::out_t;
@@ -299,7 +303,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceInner(const InnerPara
           const kps::Ptr<Tin> run = x + in_off + seg_off + in_begin * p.inner_stride;
           const long long pos = p.index_offset + seg_pos + static_cast<long long>(in_begin) * p.inner_index_stride;
           if constexpr (VEC > 1) {
-            FoldContiguous<R, Tr, Tin, VEC, NY, LANES, IndexT>(acc, run, in_end - in_begin, lane, pos,
+            FoldContiguous<R, Tr, Tin, VEC, NY, LANES, SharedLanes, IndexT>(acc, run, in_end - in_begin, lane, pos,
                                                                p.inner_index_stride);
           } else {
             FoldStrided<R, Tr, Tin, NY, LANES, IndexT>(acc, run, in_end - in_begin, p.inner_stride, lane, pos,

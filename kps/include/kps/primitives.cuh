@@ -98,6 +98,113 @@ __device__ __forceinline__ void ReadDataVec(T (&dst)[NX * NY], Src src, long lon
   }
 }
 
+// Tile rows of an input of a Zip from the aligned chunks around them, where lane l's row y lies just
+// before lane l + 1's (see ReadDataVecLanes). `first`: the first input's chunks of the same rows, at
+// `first_addr` for row 0. This lane reads rows [0, num_y), the next lane rows [0, next_y).
+template <int NX, int NY, int LANES, bool IsBoundary, typename T>
+__device__ __forceinline__ void LoadShiftedLanes(T (&dst)[NX * NY], const T* src, long long stride_y,
+                                                 const Vec<unsigned, 4> (&first)[NY], unsigned long long first_addr,
+                                                 int num_y, int next_y) {
+  const unsigned shift = static_cast<unsigned>(Address(src) & 15u);  // uniform: the inputs keep one offset
+  T row[NX];
+  if (shift == 0) {
+#pragma unroll
+    for (int y = 0; y < NY; ++y) {
+      if (!IsBoundary || y < num_y) {
+        LoadVector<NX>(row, src + y * stride_y);
+#pragma unroll
+        for (int x = 0; x < NX; ++x) dst[y * NX + x] = row[x];
+      }
+    }
+    return;
+  }
+  const bool last = threadIdx.x % kWarpSize == kWarpSize - 1;  // the warp's last: no next lane
+  const Vec<unsigned, 4>* chunk = AlignedChunk(src, shift);
+  const long long chunk_stride = stride_y * static_cast<long long>(sizeof(T)) / 16;
+  const bool shares_first = Address(chunk) == first_addr;
+  Vec<unsigned, 4> lo[NY], own[NY];
+#pragma unroll
+  for (int y = 0; y < NY; ++y) {
+    const bool mine = !IsBoundary || y < num_y;
+    if (shares_first) {
+      lo[y] = first[y];
+    } else if (mine) {
+      lo[y] = chunk[y * chunk_stride];
+    }
+    if (mine && (last || (IsBoundary && y >= next_y))) own[y] = chunk[y * chunk_stride + 1];
+  }
+#pragma unroll
+  for (int y = 0; y < NY; ++y) {
+    const bool from_next = !last && (!IsBoundary || y < next_y);
+    Vec<unsigned, 4> hi;
+#pragma unroll
+    for (int w = 0; w < 4; ++w) {
+      const unsigned next = __shfl_down_sync(0xffffffffu, lo[y].val[w], 1);
+      hi.val[w] = from_next ? next : own[y].val[w];
+    }
+    FunnelChunks<NX>(row, lo[y], hi, shift);
+#pragma unroll
+    for (int x = 0; x < NX; ++x) dst[y * NX + x] = row[x];
+  }
+}
+
+template <int NX, int NY, int LANES, bool IsBoundary>
+__device__ __forceinline__ void ZipLanes(Pack<> (&)[NX * NY], Zip<>, long long, const Vec<unsigned, 4> (&)[NY],
+                                         unsigned long long, int, int) {}
+template <int NX, int NY, int LANES, bool IsBoundary, typename T, typename... Rest>
+__device__ __forceinline__ void ZipLanes(Pack<T, Rest...> (&dst)[NX * NY], Zip<T, Rest...> src, long long stride_y,
+                                         const Vec<unsigned, 4> (&first)[NY], unsigned long long first_addr,
+                                         int num_y, int next_y) {
+  T head[NX * NY];
+  Pack<Rest...> tail[NX * NY];
+  LoadShiftedLanes<NX, NY, LANES, IsBoundary>(head, src.head, stride_y, first, first_addr, num_y, next_y);
+  ZipLanes<NX, NY, LANES, IsBoundary>(tail, src.tail, stride_y, first, first_addr, num_y, next_y);
+#pragma unroll
+  for (int i = 0; i < NX * NY; ++i) dst[i] = {head[i], tail[i]};
+}
+
+// ReadDataVec where the lanes of a group of LANES consecutive threads read consecutive vectors: lane
+// l's row y lies just before lane l + 1's (FoldContiguous), and the next lane reads rows [0, next_y).
+// Shared (the planner's choice, for a Zip with an input off the first one's 16-byte grid, over
+// groups of whole warps; then every lane of the group calls it, the ones with no row too): such an
+// input needs two aligned chunks a vector; the second is the next lane's first, so it comes by a
+// shuffle and only a lane with no next (a warp's last, or the last in range) loads it, instead of
+// every lane loading both; and an input that starts less than 16 bytes after the first (x[1:] beside
+// x[:-1]) takes its first chunk from the first input's own: one pass of 16-byte loads reads them all.
+// Otherwise it is ReadDataVec.
+template <typename T, int NX, int NY, int LANES, bool Shared, bool IsBoundary>
+__device__ __forceinline__ void ReadDataVecLanes(T (&dst)[NX * NY], const T* src, long long stride_y, int num_y,
+                                                 int) {
+  static_assert(!Shared, "one input has no chunks to share");
+  ReadDataVec<T, NX, NY, IsBoundary>(dst, src, stride_y, num_y);
+}
+template <typename T, int NX, int NY, int LANES, bool Shared, bool IsBoundary, typename H, typename... Rest>
+__device__ __forceinline__ void ReadDataVecLanes(Pack<H, Rest...> (&dst)[NX * NY], Zip<H, Rest...> src,
+                                                 long long stride_y, int num_y, int next_y) {
+  if constexpr (!Shared) {
+    ReadDataVec<Pack<H, Rest...>, NX, NY, IsBoundary>(dst, src, stride_y, num_y);
+  } else {
+    static_assert(sizeof(H) * NX == 16 && LANES % kWarpSize == 0, "lanes share 16-byte vectors over whole warps");
+    union Chunk { Vec<unsigned, 4> words; Vec<H, NX> vec; };
+    Vec<unsigned, 4> first[NY];
+    H head[NX * NY];
+    Pack<Rest...> tail[NX * NY];
+#pragma unroll
+    for (int y = 0; y < NY; ++y) {
+      if (!IsBoundary || y < num_y) {
+        Chunk c;
+        c.words = *reinterpret_cast<const Vec<unsigned, 4>*>(src.head + y * stride_y);
+        first[y] = c.words;
+#pragma unroll
+        for (int x = 0; x < NX; ++x) head[y * NX + x] = c.vec.val[x];
+      }
+    }
+    ZipLanes<NX, NY, LANES, IsBoundary>(tail, src.tail, stride_y, first, Address(src.head), num_y, next_y);
+#pragma unroll
+    for (int i = 0; i < NX * NY; ++i) dst[i] = {head[i], tail[i]};
+  }
+}
+
 // Row y at src + calc.Offset(first + y * step): the reduced dims need not be one stride.
 // Along x either one aligned vector (Vectorized, boundary only along y) or NX strided elements.
 // Each row's index in the reduced range, the calculator's second stride, is added to index.row[y].
