@@ -262,3 +262,42 @@ class Replay:
 
     def run(self):
         return {"inner": self.inner, "outer": self.outer, "staged": self.staged}[self.cfg.kernel]()
+
+
+def shared_lane_chunks(num_vec: int, lanes: int, ny: int, shift: int, warp: int = 32) -> Counter:
+    """kps::ReadDataVecLanes with lanes sharing (FoldContiguous's steps over one run of `num_vec`
+    vectors of the first input, chunks 0, 1, ... of 16 bytes) for an input `shift` bytes from it
+    (shift % 16 != 0): every lane's vector of that input must be assembled from the two aligned
+    chunks that cover it, the second taken from the next lane only where that lane holds the chunk
+    (same warp, its row in range), and no chunk may be loaded that holds none of the input's bytes
+    of the run. Returns how often each chunk is loaded."""
+    loads: Counter = Counter()
+    v, step = 0, lanes * ny
+    while v < num_vec:
+        left = num_vec - v
+        rows = [ny if left >= step else (_ceil(left - lane, lanes) if lane < left else 0) for lane in range(lanes + 1)]
+        lo = {}
+        for lane in range(lanes):  # the loads
+            for y in range(rows[lane]):
+                k = v + lane + y * lanes
+                first = (16 * k + shift) // 16  # the chunk holding the vector's first byte
+                lo[lane, y] = first
+                if first != k:  # (less than 16 bytes after the first input, it is its own vector)
+                    loads[first] += 1
+                last = lane % warp == warp - 1
+                if last or y >= rows[lane + 1]:
+                    loads[first + 1] += 1
+                    lo[lane, y, "own"] = first + 1
+        for lane in range(lanes):  # the shuffles and what each vector is made of
+            for y in range(rows[lane]):
+                last = lane % warp == warp - 1
+                if last or y >= rows[lane + 1]:
+                    second = lo[lane, y, "own"]
+                else:
+                    assert (lane + 1) // warp == lane // warp and (lane + 1, y) in lo, "a shuffle from no chunk"
+                    second = lo[lane + 1, y]
+                assert second == lo[lane, y] + 1, "a vector assembled from the wrong chunks"
+        v += step
+    lowest, highest = shift // 16, (16 * num_vec + shift - 1) // 16
+    assert all(lowest <= c <= highest for c in loads), "a chunk outside the input's bytes"
+    return loads

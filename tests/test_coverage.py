@@ -252,3 +252,21 @@ def test_small_tuning_reaches_every_regime(shape, axes, how):
         assert cfg.num_splits > 1
         assert {"chunks": cfg.chunks > 1, "segments": cfg.chunks == 1 and cfg.kernel == "inner",
                 "rows": cfg.kernel == "outer", "stages": cfg.kernel == "staged"}[how]
+
+
+@pytest.mark.parametrize("lanes,ny", [(32, 2), (32, 4), (64, 2), (256, 2), (256, 4)])
+def test_lanes_sharing_chunks_assemble_every_vector_from_its_own(lanes, ny):
+    """The chunks of an input off the first one's grid, shared between lanes (kps::ReadDataVecLanes):
+    every vector from the two chunks that cover it, at every shift of either sign, on whole and
+    partial steps; each chunk loaded at most twice (once by the lane it starts, once as a warp's
+    next) and none outside the input's bytes."""
+    from replay import shared_lane_chunks
+
+    step = lanes * ny
+    for num_vec in sorted({1, 2, 31, 32, 33, lanes - 1, lanes + 1, step - 1, step, step + 1, 2 * step + 37, 3 * step}):
+        for shift in [s for s in range(-40, 41) if s % 16]:
+            loads = shared_lane_chunks(num_vec, lanes, ny, shift)
+            assert max(loads.values(), default=0) <= 2
+            if 0 < shift < 16:  # x[1:] beside x[:-1]: only each warp's row's next chunk is loaded again
+                steps = -(-num_vec // step)
+                assert sum(loads.values()) <= steps * (lanes // 32) * ny + ny
