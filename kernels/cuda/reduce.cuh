@@ -160,7 +160,7 @@ __device__ __forceinline__ void FoldContiguous(typename R::acc_t (&acc)[1], kps:
     const auto rows_of = [left](IndexT l) { return l < left ? static_cast<int>((left - l + LANES - 1) / LANES) : 0; };
     const int num_y = rows_of(lane);
     kps::ReadDataVecLanes<Tin, VEC, NY, LANES, SharedLanes, true>(raw, body + (v + lane) * VEC, LANES * VEC, num_y,
-                                                      rows_of(lane + 1));
+                                                                  rows_of(lane + 1));
     const auto index = kps::AffineIndex<NY>(pos + static_cast<long long>(head + (v + lane) * VEC) * pos_stride,
                                             LANES * VEC * pos_stride, pos_stride);
     kps::ElementwiseUnary<Acc, Tin, VEC, NY, Tr, true>(tile, raw, VEC, num_y, R::Identity(), index);
@@ -304,7 +304,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceInner(const InnerPara
           const long long pos = p.index_offset + seg_pos + static_cast<long long>(in_begin) * p.inner_index_stride;
           if constexpr (VEC > 1) {
             FoldContiguous<R, Tr, Tin, VEC, NY, LANES, SharedLanes, IndexT>(acc, run, in_end - in_begin, lane, pos,
-                                                               p.inner_index_stride);
+                                                                            p.inner_index_stride);
           } else {
             FoldStrided<R, Tr, Tin, NY, LANES, IndexT>(acc, run, in_end - in_begin, p.inner_stride, lane, pos,
                                                        p.inner_index_stride);

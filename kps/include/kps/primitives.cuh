@@ -101,7 +101,7 @@ __device__ __forceinline__ void ReadDataVec(T (&dst)[NX * NY], Src src, long lon
 // Tile rows of an input of a Zip from the aligned chunks around them, where lane l's row y lies just
 // before lane l + 1's (see ReadDataVecLanes). `first`: the first input's chunks of the same rows, at
 // `first_addr` for row 0. This lane reads rows [0, num_y), the next lane rows [0, next_y).
-template <int NX, int NY, int LANES, bool IsBoundary, typename T>
+template <int NX, int NY, bool IsBoundary, typename T>
 __device__ __forceinline__ void LoadShiftedLanes(T (&dst)[NX * NY], const T* src, long long stride_y,
                                                  const Vec<unsigned, 4> (&first)[NY], unsigned long long first_addr,
                                                  int num_y, int next_y) {
@@ -148,17 +148,17 @@ __device__ __forceinline__ void LoadShiftedLanes(T (&dst)[NX * NY], const T* src
   }
 }
 
-template <int NX, int NY, int LANES, bool IsBoundary>
+template <int NX, int NY, bool IsBoundary>
 __device__ __forceinline__ void ZipLanes(Pack<> (&)[NX * NY], Zip<>, long long, const Vec<unsigned, 4> (&)[NY],
                                          unsigned long long, int, int) {}
-template <int NX, int NY, int LANES, bool IsBoundary, typename T, typename... Rest>
+template <int NX, int NY, bool IsBoundary, typename T, typename... Rest>
 __device__ __forceinline__ void ZipLanes(Pack<T, Rest...> (&dst)[NX * NY], Zip<T, Rest...> src, long long stride_y,
                                          const Vec<unsigned, 4> (&first)[NY], unsigned long long first_addr,
                                          int num_y, int next_y) {
   T head[NX * NY];
   Pack<Rest...> tail[NX * NY];
-  LoadShiftedLanes<NX, NY, LANES, IsBoundary>(head, src.head, stride_y, first, first_addr, num_y, next_y);
-  ZipLanes<NX, NY, LANES, IsBoundary>(tail, src.tail, stride_y, first, first_addr, num_y, next_y);
+  LoadShiftedLanes<NX, NY, IsBoundary>(head, src.head, stride_y, first, first_addr, num_y, next_y);
+  ZipLanes<NX, NY, IsBoundary>(tail, src.tail, stride_y, first, first_addr, num_y, next_y);
 #pragma unroll
   for (int i = 0; i < NX * NY; ++i) dst[i] = {head[i], tail[i]};
 }
@@ -199,7 +199,7 @@ __device__ __forceinline__ void ReadDataVecLanes(Pack<H, Rest...> (&dst)[NX * NY
         for (int x = 0; x < NX; ++x) head[y * NX + x] = c.vec.val[x];
       }
     }
-    ZipLanes<NX, NY, LANES, IsBoundary>(tail, src.tail, stride_y, first, Address(src.head), num_y, next_y);
+    ZipLanes<NX, NY, IsBoundary>(tail, src.tail, stride_y, first, Address(src.head), num_y, next_y);
 #pragma unroll
     for (int i = 0; i < NX * NY; ++i) dst[i] = {head[i], tail[i]};
   }
