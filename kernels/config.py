@@ -334,7 +334,7 @@ def plan(
         num_seg = math.prod(d.size for d in segs)
         vectors = _ceil(inner.size, vec)
 
-        def group(walk):  # -> (lanes, row blocks) for an output group walking `walk` vectors per pass
+        def group(walk, ny=ny):  # -> (lanes, row blocks) for an output group walking `walk` vectors per pass
             lanes = min(tuning.WARP_SIZE, _pow2_at_least(_ceil(walk, ny)))
             row_blocks = _ceil(num_out, block // lanes)
             # A block per output when an output fills a step of the whole block (a state: several
@@ -358,13 +358,11 @@ def plan(
         if inputs_off_grid and vec > 1 and not flat:
             # Groups of a warp or more share the chunks of inputs off the first one's grid between
             # lanes, holding every input's loads of a tile at once: fewer rows a tile, more blocks.
-            wide, ny = ny, min(ny, tuning.INPUTS_TILE_ROWS)
-            shared_lanes = group(vectors)[0] >= tuning.WARP_SIZE
-            if shared_lanes:
-                lanes, row_blocks = group(vectors)
+            rows = min(ny, tuning.INPUTS_TILE_ROWS)
+            shared = group(vectors, rows)
+            if shared[0] >= tuning.WARP_SIZE:
+                shared_lanes, ny, (lanes, row_blocks) = True, rows, shared
                 split_target = sm_count * min(tuning.INPUTS_SPLIT_BLOCKS_PER_SM, blocks_per_sm or tuning.BLOCKS_PER_SM)
-            else:
-                ny = wide
         step = lanes * ny * vec  # elements one step of the group covers
         split = dict(segs_per_split=1, chunks=1, chunk_len=inner.size)
         num_splits = 1

@@ -39,7 +39,8 @@ def launch_for(x, y, axes: Sequence[int], keepdims: bool, functors: Functors, mo
             in_misalign=x_misalign, out_align=out_align, blocks_per_sm=blocks_per_sm,
             pack_words=words, pack_word_columns=words and functors.out_dtype == np.bool_,
             acc_itemsize=functors.acc_dtype.itemsize,
-            index_strides=functors.op.indexed, vector_loads=vectors, inputs=1 + len(functors.more_dtypes), inputs_off_grid=off_grid,
+            index_strides=functors.op.indexed, vector_loads=vectors,
+            inputs=1 + len(functors.more_dtypes), inputs_off_grid=off_grid,
             state_acc=bool(functors.op.state),
         )
 

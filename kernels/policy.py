@@ -44,7 +44,7 @@ MAX_TILE_ROWS = 4
 #: ReduceInner's tile rows where a transform reads an input off the first one's 16-byte grid (x[1:]
 #: beside x[:-1]) and a group of lanes is a warp or more: its lanes share that input's chunks
 #: (kps::ReadDataVecLanes), which holds every input's loads of every row in registers at once:
-#: 121-128 registers with MAX_TILE_ROWS rows (two blocks per SM), 64-78 with two. H100, kernel alone,
+#: 121-128 registers with MAX_TILE_ROWS rows (two blocks per SM), 58-78 with two. H100, kernel alone,
 #: same call, 4 -> 2 rows: (8192, 4097) float32 rows as two views over axis 1 75.5 -> 63.2 us,
 #: (262144, 259) 263.5 -> 164.7, the Rosenbrock cost over 90M floats 129.2 -> 128.4 (with the split
 #: below), three views of 90M floats 135.8 -> 140.4, float16 views 133.1 -> 137.0. Narrower groups
@@ -53,7 +53,7 @@ MAX_TILE_ROWS = 4
 INPUTS_TILE_ROWS = 2
 
 #: SPLIT_BLOCKS_PER_SM for those tiles: twice the blocks for half the rows keeps as many loads in
-#: flight, as far as the 64 registers allow (four). H100, kernel alone, same call, 3 -> 4: the
+#: flight, as far as the 58 registers allow (four). H100, kernel alone, same call, 3 -> 4: the
 #: Rosenbrock cost 133.0 -> 128.6 us, x[1:] beside x[:-1] 133.2 -> 131.5, two arrays off each
 #: other's grid 253.5 -> 249.7.
 INPUTS_SPLIT_BLOCKS_PER_SM = 4

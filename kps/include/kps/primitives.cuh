@@ -106,16 +106,8 @@ __device__ __forceinline__ void LoadShiftedLanes(T (&dst)[NX * NY], const T* src
                                                  const Vec<unsigned, 4> (&first)[NY], unsigned long long first_addr,
                                                  int num_y, int next_y) {
   const unsigned shift = static_cast<unsigned>(Address(src) & 15u);  // uniform: the inputs keep one offset
-  T row[NX];
-  if (shift == 0) {
-#pragma unroll
-    for (int y = 0; y < NY; ++y) {
-      if (!IsBoundary || y < num_y) {
-        LoadVector<NX>(row, src + y * stride_y);
-#pragma unroll
-        for (int x = 0; x < NX; ++x) dst[y * NX + x] = row[x];
-      }
-    }
+  if (shift == 0) {  // on the first input's grid
+    ReadDataVec<T, NX, NY, IsBoundary>(dst, src, stride_y, num_y);
     return;
   }
   const bool last = threadIdx.x % kWarpSize == kWarpSize - 1;  // the warp's last: no next lane
@@ -142,6 +134,7 @@ __device__ __forceinline__ void LoadShiftedLanes(T (&dst)[NX * NY], const T* src
       const unsigned next = __shfl_down_sync(0xffffffffu, lo[y].val[w], 1);
       hi.val[w] = from_next ? next : own[y].val[w];
     }
+    T row[NX];
     FunnelChunks<NX>(row, lo[y], hi, shift);
 #pragma unroll
     for (int x = 0; x < NX; ++x) dst[y * NX + x] = row[x];
@@ -185,19 +178,16 @@ __device__ __forceinline__ void ReadDataVecLanes(Pack<H, Rest...> (&dst)[NX * NY
     ReadDataVec<Pack<H, Rest...>, NX, NY, IsBoundary>(dst, src, stride_y, num_y);
   } else {
     static_assert(sizeof(H) * NX == 16 && LANES % kWarpSize == 0, "lanes share 16-byte vectors over whole warps");
-    union Chunk { Vec<unsigned, 4> words; Vec<H, NX> vec; };
-    Vec<unsigned, 4> first[NY];
     H head[NX * NY];
     Pack<Rest...> tail[NX * NY];
+    ReadDataVec<H, NX, NY, IsBoundary>(head, src.head, stride_y, num_y);
+    Vec<unsigned, 4> first[NY];  // the same rows as raw chunks, which the other inputs may share
 #pragma unroll
     for (int y = 0; y < NY; ++y) {
-      if (!IsBoundary || y < num_y) {
-        Chunk c;
-        c.words = *reinterpret_cast<const Vec<unsigned, 4>*>(src.head + y * stride_y);
-        first[y] = c.words;
+      union { Vec<H, NX> vec; Vec<unsigned, 4> words; } c;
 #pragma unroll
-        for (int x = 0; x < NX; ++x) head[y * NX + x] = c.vec.val[x];
-      }
+      for (int x = 0; x < NX; ++x) c.vec.val[x] = head[y * NX + x];
+      first[y] = c.words;
     }
     ZipLanes<NX, NY, IsBoundary>(tail, src.tail, stride_y, first, Address(src.head), num_y, next_y);
 #pragma unroll
