@@ -157,10 +157,11 @@ __device__ __forceinline__ void FoldContiguous(typename R::acc_t (&acc)[1], kps:
   // The last, partial step; every lane of the group where its lanes share loads (their shuffles).
   if (SharedLanes ? v < num_vec : v + lane < num_vec) {
     const IndexT left = num_vec - v;  // vectors of the step, lanes 0, 1, ... reading one each in turn
-    const auto rows_of = [left](IndexT l) { return l < left ? static_cast<int>((left - l + LANES - 1) / LANES) : 0; };
-    const int num_y = rows_of(lane);
+    const auto rows_of = [left](IndexT l) { return static_cast<int>((left - l + LANES - 1) / LANES); };  // l < left
+    const int num_y = !SharedLanes || lane < left ? rows_of(lane) : 0;
+    const int next_y = SharedLanes && lane + 1 < left ? rows_of(lane + 1) : 0;
     kps::ReadDataVecLanes<Tin, VEC, NY, LANES, SharedLanes, true>(raw, body + (v + lane) * VEC, LANES * VEC, num_y,
-                                                                  rows_of(lane + 1));
+                                                                  next_y);
     const auto index = kps::AffineIndex<NY>(pos + static_cast<long long>(head + (v + lane) * VEC) * pos_stride,
                                             LANES * VEC * pos_stride, pos_stride);
     kps::ElementwiseUnary<Acc, Tin, VEC, NY, Tr, true>(tile, raw, VEC, num_y, R::Identity(), index);
