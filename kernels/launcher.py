@@ -71,7 +71,7 @@ _COUNTER_BYTES = 256 * 1024
 
 #: cudaStreamPerThread: one handle that names a different stream in every host thread, so its
 #: workspaces are keyed by thread too.
-_PER_THREAD_STREAM = 2
+PER_THREAD_STREAM = 2
 
 
 class _StreamHandle:
@@ -91,7 +91,7 @@ def stream_object(ptr: int):
 
     if ptr == 0:
         return cupy.cuda.Stream.null
-    if ptr == _PER_THREAD_STREAM:
+    if ptr == PER_THREAD_STREAM:
         return cupy.cuda.Stream.ptds
     return cupy.cuda.Stream.from_external(_StreamHandle(ptr))
 
@@ -145,22 +145,44 @@ class Launch:
         partial_bytes = cfg.partial_count * functors.acc_dtype.itemsize
         self._workspace_bytes = _COUNTER_BYTES + partial_bytes if partial_bytes else 0
         self._grid = (self.function.ptr, cfg.grid[0], cfg.grid[1], 1, cfg.block, 1, 1, 0)
-        #: What a repeated call runs: same arguments as calling the Launch. Without a split it is a
-        #: closure over the constants, with no workspace to look up (about 0.3 us less a call on
-        #: the H100's host than the method, inside that host's noise).
-        self.run = self._unsplit_run() if not self._workspace_bytes else self.__call__
+        self._fire, self.run = self._closures()
 
-    def _unsplit_run(self):
-        params, lock, args, x_offset, launch = self._params, self._call_lock, self._args_ptr, self._x_offset, _launch_kernel
+    def _closures(self):
+        """(fire, run), closures over the constants. `fire(x, y, stream, more, workspace)` fills the
+        pointers and launches. `run` is what a repeated call runs, with `__call__`'s arguments: a
+        split launch on the legacy default stream whose workspace is ready skips `__call__`'s
+        capture query, since that stream is never captured (CUDA refuses it): the query cost 1.4 us
+        on the H100's host before the launch (a split 256 MB sum's host time to its launch: 7.6-8.5
+        -> 5.1-5.4 us, with the result allocated ahead, ops/api.py). Other split launches take
+        `__call__`."""
+        params, lock, args, x_offset, launch, need = (self._params, self._call_lock, self._args_ptr, self._x_offset,
+                                                      _launch_kernel, self._workspace_bytes)
         function, gx, gy, gz, bx, by, bz, smem = self._grid
+        more_slots, more_offsets, general = self._more_slots, self._more_offsets, self.__call__
 
-        def run(x_ptr: int, y_ptr: int, stream_ptr: int, device_id: int) -> None:
+        def fire(x_ptr: int, y_ptr: int, stream_ptr: int, more, ws) -> None:
+            # one lock: cuLaunchKernel copies the parameters before it returns
             with lock:
                 params[X] = x_ptr + x_offset
                 params[Y] = y_ptr
+                for k, ptr in enumerate(more):
+                    params[more_slots + k] = ptr + more_offsets[k]
+                if ws is not None:
+                    params[PARTIALS] = ws[0] + _COUNTER_BYTES
+                    params[SEMAPHORES] = ws[0]
                 launch(function, gx, gy, gz, bx, by, bz, smem, stream_ptr, args, 0)
 
-        return run
+        def run(x_ptr: int, y_ptr: int, stream_ptr: int, device_id: int, more=()) -> None:
+            ws = None
+            if need:
+                key = (device_id, 0, 0)
+                ws = _workspaces.get(key) if stream_ptr == 0 else None
+                if ws is None or ws[1] < need:
+                    return general(x_ptr, y_ptr, stream_ptr, device_id, more)
+                _workspaces.touch(key)
+            fire(x_ptr, y_ptr, stream_ptr, more, ws)
+
+        return fire, run
 
     def occupancy(self) -> int:
         """Resident blocks per SM the compiled kernel allows."""
@@ -170,11 +192,12 @@ class Launch:
 
     def __call__(self, x_ptr: int, y_ptr: int, stream_ptr: int, device_id: int, more=()) -> None:
         """Launch on `stream_ptr` (the caller's current stream) in `device_id`'s context, which
-        the caller has made current. The fast path of every repeated call: keep it lean. `more`:
-        the addresses of a transform's further inputs (laid out as x)."""
+        the caller has made current: the first call, and split launches `run` leaves to it (a
+        capture may be on their stream). `more`: the addresses of a transform's further inputs
+        (laid out as x)."""
         need = self._workspace_bytes
         if need:
-            key = (device_id, stream_ptr, threading.get_ident() if stream_ptr == _PER_THREAD_STREAM else 0)
+            key = (device_id, stream_ptr, threading.get_ident() if stream_ptr == PER_THREAD_STREAM else 0)
             ws = _workspaces.get(key)
             in_capture = capturing(stream_ptr)
             if ws is None or ws[1] < need:
@@ -187,16 +210,7 @@ class Launch:
                 _workspaces.touch(key)
             if in_capture:
                 _captured.setdefault(ws[0], ws)
-        with self._call_lock:
-            p = self._params
-            p[X] = x_ptr + self._x_offset
-            p[Y] = y_ptr
-            for k, ptr in enumerate(more):
-                p[self._more_slots + k] = ptr + self._more_offsets[k]
-            if need:
-                p[PARTIALS] = ws[0] + _COUNTER_BYTES
-                p[SEMAPHORES] = ws[0]
-            _launch_kernel(*self._grid, stream_ptr, self._args_ptr, 0)
+        self._fire(x_ptr, y_ptr, stream_ptr, more, ws if need else None)
 
 
 def get_launch(key: tuple, make_cfg: Callable[[int], config.ReduceConfig], functors: Functors,
