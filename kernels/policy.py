@@ -160,8 +160,8 @@ STAGE_WORD_MAX_RUN_BYTES = 32768
 STAGE_WORD_MIN_RUN_BYTES = 5
 
 #: ReduceStaged takes a reduction whose innermost kept dim is at most this many bytes and off the
-#: 16-byte grid. Wider columns keep ReduceOuter, which reads misaligned rows with shifted vectors
-#: and splits them into column tiles, so its split combine stays short.
+#: 16-byte grid. Wider columns keep ReduceOuter, which reads misaligned rows a column a thread
+#: (MISALIGNED_COL_TILE_ROWS) and splits them into column tiles, so its split combine stays short.
 STAGE_MAX_COLUMN_BYTES = 4096
 
 #: Short runs that are 16-byte aligned and whole vectors are staged too where they are at most this
