@@ -158,6 +158,8 @@ class Launch:
         params, lock, args, x_offset, launch, need = (self._params, self._call_lock, self._args_ptr, self._x_offset,
                                                       _launch_kernel, self._workspace_bytes)
         function, gx, gy, gz, bx, by, bz, smem = self._grid
+        # `general` holds the Launch, and so its ctypes pointer array, whose address `args` is, for as
+        # long as a prepared call (ops/api.py, ops/interop.py) keeps `run` after the launch cache let go
         more_slots, more_offsets, general = self._more_slots, self._more_offsets, self.__call__
 
         def fire(x_ptr: int, y_ptr: int, stream_ptr: int, more, ws) -> None:
