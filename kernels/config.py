@@ -543,7 +543,10 @@ def _plan_staged(kept, red, itemsize: int, target: int, split_target: int, sm_co
                 rows = min(rows, block * max_slots // slots_per_row)
             if not rows or slots_per_row > block * max_slots:
                 continue
-            bx = min(block, _pow2_at_least(slots_per_row * (rows if row_kept else 1)))
+            slots = slots_per_row * (rows if row_kept else 1)
+            # a thread per slot where they are more than half a warp and fit two rows of threads (policy.py)
+            ragged = tuning.STAGE_RAGGED_COLUMNS and tuning.WARP_SIZE // 2 < slots <= block // 2
+            bx = slots if ragged else min(block, _pow2_at_least(slots))
         if rows * inner < block * vec * tuning.STAGE_MIN_SPAN_VECTORS_PER_THREAD:
             continue  # too small a span (policy.py)
         num_slots = slots_per_row * (rows if row_kept else 1)

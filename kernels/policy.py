@@ -159,6 +159,16 @@ STAGE_MAX_RUN_BYTES = 2048
 STAGE_WORD_MAX_RUN_BYTES = 32768
 STAGE_WORD_MIN_RUN_BYTES = 5
 
+#: ReduceStaged across kept columns: a thread per column side by side (BX = the columns, which need
+#: not divide the block; the threads past BLOCK // BX rows of them only stage), where the columns
+#: are more than half a warp and at most half a block. A power of two of them idles the lanes past
+#: the last column in every row of threads: 15 of 32 at 17 columns, 63 of 128 at 65, while each lane
+#: folds its column a shared-memory load per element (bool columns 17 / 33 / 65 wide: 74-79% of the
+#: ceiling alone, H100, 1c2570b, where 127 / 255 reach 84-86%). Wider than half a block, BX = BLOCK
+#: issues as many warps, and one row of 129-255 threads took more registers (float32 112 against
+#: 96). Same registers as the power of two below that (NVRTC, sm_90). Not yet measured on the H100.
+STAGE_RAGGED_COLUMNS = True
+
 #: ReduceStaged takes a reduction whose innermost kept dim is at most this many bytes and off the
 #: 16-byte grid. Wider columns keep ReduceOuter, which reads misaligned rows a column a thread
 #: (MISALIGNED_COL_TILE_ROWS) and splits them into column tiles, so its split combine stays short.

@@ -25,7 +25,8 @@ nvrtc = pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
 #: columns, several reduced dims, short runs walked flat, 64-bit indexing, short odd runs and
 #: columns staged through shared memory (direct, split, several slots), misaligned columns,
 #: columns of 1 and 2 reduced rows (tiles that short), rows of 2 (a thread folds several side by
-#: side), and long odd rows (a 1-byte `any` / `all` folds them as words, a whole block on one row).
+#: side), long odd rows (a 1-byte `any` / `all` folds them as words, a whole block on one row), and
+#: odd columns a thread each, side by side in rows of threads that do not divide the block.
 VARIANTS = [
     ((4096, 64), None, (1,)),
     ((4096, 4096), None, (1,)),
@@ -48,6 +49,8 @@ VARIANTS = [
     ((2, 1 << 16), None, (0,)),
     ((1 << 16, 1), None, (1,)),
     ((512, 9999), None, (1,)),
+    ((1 << 16, 17), None, (0,)),
+    ((1 << 14, 65), None, (0,)),
 ]
 
 SPECS = [(op, kps.NONE) for op in kps.REDUCE_OPS] + [(kps.ADD, kps.MEAN)]

@@ -24,7 +24,8 @@ SMALL = SimpleNamespace(BLOCK_THREADS=64, MAX_COL_SHARED_BYTES=8192, BLOCKS_PER_
                         STAGE_COMBINE_TRIPS=64, STAGE_MAX_COMBINE_TRIPS=64, STAGE_MAX_COMBINE_TRIPS_1_BYTE=64, STAGE_MIN_BLOCKS_PER_SM=2,
                         STAGE_MIN_SPAN_VECTORS_PER_THREAD=0, INNER_MIN_BLOCKS=3, STATE_BLOCK_ROW_STEPS=2,
                         MAX_COL_ACC_BYTES=64, MIN_WAVE_FILL=0.8, SPLIT_FILL_SLACK=0.05, STAGE_ROW_BANK_WAYS=2,
-                        STAGE_DIRECT_ROWS=4, STAGE_DIRECT_FOLDS=16, STAGE_DIRECT_ACC_BYTES=32, STAGE_DIRECT_REFOLDS=0.5)
+                        STAGE_DIRECT_ROWS=4, STAGE_DIRECT_FOLDS=16, STAGE_DIRECT_ACC_BYTES=32, STAGE_DIRECT_REFOLDS=0.5,
+                        STAGE_RAGGED_COLUMNS=True)
 
 
 def _offsets(shape, strides):
@@ -135,6 +136,44 @@ def test_coverage_cases(shape, axes, itemsize, layout):
         for index_strides in (False, True):
             cfg = check_coverage(view, axes, list(range(len(shape) - len(axes))), sm_count, 3, tuning, index_strides)
             assert cfg.num_out == math.prod(n for i, n in enumerate(shape) if i not in axes)
+
+
+#: Odd kept columns staged a thread each, in rows of threads that do not divide the block: more than
+#: half a warp of them, at most half a block (17 to 32 under SMALL's block of 64), split or not,
+#: one or several kept dims, every itemsize, start and tuning.
+RAGGED_CASES = [((999, 17), (0,)), ((300, 21), (0,)), ((5, 40, 23), (1,)), ((64, 3, 19), (0,)), ((400, 65), (0,)),
+                ((3000, 100), (0,)), ((50, 77), (0,))]
+
+
+@pytest.mark.parametrize("shape,axes", RAGGED_CASES)
+@pytest.mark.parametrize("itemsize", [1, 2, 4])
+def test_ragged_column_lanes_read_every_element_once(shape, axes, itemsize):
+    view = np.empty(shape, f"u{itemsize}")
+    ragged = set()
+    for sm_count, tuning in ((1, policy), (132, policy), (1, SMALL), (132, SMALL)):
+        for misalign in (0, 1, 3):
+            cfg = check_coverage(view, axes, list(range(len(shape) - len(axes))), sm_count, misalign, tuning)
+            if cfg.kernel == "staged" and cfg.block % cfg.lanes:
+                assert not cfg.stage.lanes_adjacent and 16 < cfg.lanes <= cfg.block // 2, cfg
+                ragged.add((tuning is SMALL, cfg.num_splits > 1))
+    # misaligned starts stage these columns a thread each, under one tuning at least (1-byte columns
+    # may take other paths: ReduceOuter where the span would hold too few of them)
+    assert ragged or itemsize == 1, shape
+
+
+def test_ragged_column_lanes_follow_the_policy():
+    """A thread per staged column where they are more than half a warp and at most half a block; a
+    power of two of threads elsewhere, and everywhere with STAGE_RAGGED_COLUMNS off."""
+    off = SimpleNamespace(**{**vars(SMALL), "STAGE_RAGGED_COLUMNS": False})
+    for width in range(2, 80):
+        for tuning in (SMALL, off):
+            cfg = config.plan((4000, width), (width, 1), (0,), (1,), 1, 1, 132, in_misalign=1, tuning=tuning)
+            if cfg.kernel != "staged":
+                continue
+            if tuning is SMALL and 16 < width <= SMALL.BLOCK_THREADS // 2:
+                assert cfg.lanes == width, (width, cfg)
+            else:
+                assert cfg.lanes & (cfg.lanes - 1) == 0, (width, cfg)
 
 
 #: Short aligned runs, walked flat: unsplit, split by runs, grid-stride, two segment dims.

@@ -181,7 +181,10 @@ def test_fast_divmod_edges():
 def test_plan_invariants(shape, data):
     axes = tuple(sorted(data.draw(st.sets(st.integers(0, len(shape) - 1), min_size=1))))
     cfg = plan(shape, axes, sm_count=data.draw(st.sampled_from([1, 8, 132])))
-    assert cfg.block % 32 == 0 and cfg.block % cfg.lanes == 0
+    assert cfg.block % 32 == 0
+    # lanes divide the block, but for staged columns a thread each: more than half a warp, at most half a block
+    ragged = cfg.kernel == "staged" and not cfg.stage.lanes_adjacent and 16 < cfg.lanes <= cfg.block // 2
+    assert cfg.block % cfg.lanes == 0 or ragged
     assert 1 <= cfg.grid[0] <= policy.MAX_GRID_X and 1 <= cfg.grid[1] <= policy.MAX_GRID_Y
     assert cfg.num_out * cfg.num_red == int(np.prod(shape))
     if cfg.num_splits > 1:  # split launches never grid-stride over outputs

@@ -496,13 +496,20 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
   static_assert(!LanesAdjacent || kBY <= kps::kWarpSize || kBY == BLOCK,
                 "adjacent lanes meet by warp shuffles, or the whole block folds one slot");
   static_assert(!kDirect || LanesAdjacent, "a direct slot is combined by warp shuffles");
+  // Columns may take BX threads side by side that do not divide the block (17 to BLOCK / 2 of them:
+  // a thread per column, no idle lanes beside them); the threads past kBY rows of them only stage.
+  constexpr bool kRagged = BLOCK % BX != 0;
+  static_assert(!kRagged || (!LanesAdjacent && BX > kps::kWarpSize / 2 && kBY > 1),
+                "ragged rows of threads: columns only, two rows of threads or more");
   __shared__ typename Span::Chunk staged[BLOCK * SV];
-  __shared__ Acc smem[LanesAdjacent ? (kBY > kps::kWarpSize ? BLOCK / kps::kWarpSize : 1) : SLOTS * BLOCK];
+  __shared__ Acc smem[LanesAdjacent ? (kBY > kps::kWarpSize ? BLOCK / kps::kWarpSize : 1)
+                                    : SLOTS * kps::kBlockRowsY<BX, BLOCK> * BX];
   const Tin* x = static_cast<const Tin*>(p.x);
   Tout* y = static_cast<Tout*>(p.y);
   Acc* partials = static_cast<Acc*>(p.partials);
   const int tx = LanesAdjacent ? threadIdx.x / kBY : threadIdx.x % BX;
   const int ty = LanesAdjacent ? threadIdx.x % kBY : threadIdx.x / BX;
+  const bool folds = !kRagged || ty < kBY;
 
   const IndexT split = blockIdx.y;
   const IndexT s_begin = split * static_cast<IndexT>(p.stages_per_split);
@@ -589,7 +596,7 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
 #pragma unroll
       for (int k = 0; k < SLOTS; ++k) {
         const unsigned slot = tx + k * BX;
-        if (slot < num_slots) fold(acc[k], tile_in, slot, num_folds, pos);
+        if (slot < num_slots && folds) fold(acc[k], tile_in, slot, num_folds, pos);
       }
       if (next_stage == s_begin) {  // the tile's last stage: finish its outputs
         CombineStaged<R, SLOTS, BX, LanesAdjacent, BLOCK>(acc, smem);
@@ -609,7 +616,7 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
           if (write) {  // all of a thread's partials of kRows splits in flight at once
             constexpr int kRows = 16 / SLOTS;
             kps::Init(acc, R::Identity());
-            for (IndexT s = ty; s < p.num_splits; s += static_cast<IndexT>(kBY) * kRows) {
+            for (IndexT s = ty; folds && s < p.num_splits; s += static_cast<IndexT>(kBY) * kRows) {
               const IndexT left = static_cast<IndexT>(p.num_splits) - s;
               const int num_y = static_cast<int>(min(static_cast<IndexT>(kRows), (left + kBY - 1) / kBY));
               Acc part[SLOTS * kRows];

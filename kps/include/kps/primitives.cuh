@@ -292,14 +292,23 @@ __device__ __forceinline__ typename R::acc_t BlockReduce(typename R::acc_t acc,
   return acc;
 }
 
+// Rows of BX accumulators BlockReduceY keeps in shared memory per element: one per row of threads,
+// and one more, written and never read, for the threads past the last row where BX does not divide
+// BLOCK (a branch around their stores took 17 more registers on sm_90).
+template <int BX, int BLOCK>
+inline constexpr int kBlockRowsY = BLOCK / BX + (BLOCK % BX != 0);
+
 // Global mode, along y: a 1-D block of BLOCK threads seen as BY = BLOCK / BX rows of BX threads
 // (tx = threadIdx.x % BX). Combines NX accumulators per thread across the rows, in a fixed order;
-// the threads of row 0 end with the result. `smem` holds NX * BLOCK accumulators.
+// the threads of row 0 end with the result. `smem` holds NX * kBlockRowsY * BX accumulators. A BX
+// that does not divide BLOCK (more than half a warp) leaves the threads past the BY rows out.
 template <class R, int NX, int BX, int BLOCK>
 __device__ __forceinline__ void BlockReduceY(typename R::acc_t (&acc)[NX], typename R::acc_t* smem) {
+  static_assert(BLOCK % BX == 0 || BX > kWarpSize / 2, "rows of threads within a warp are powers of two");
   constexpr int kBY = BLOCK / BX;
   constexpr int kRowsPerWarp = BX < kWarpSize ? kWarpSize / BX : 1;
   constexpr int kSlots = kBY / kRowsPerWarp;  // rows left after the in-warp step
+  constexpr int kStride = kBlockRowsY<BX, BLOCK> / kRowsPerWarp;  // rows of one element in smem
   const int tx = threadIdx.x % BX, ty = threadIdx.x / BX;
   if constexpr (kRowsPerWarp > 1) {
 #pragma unroll
@@ -311,13 +320,13 @@ __device__ __forceinline__ void BlockReduceY(typename R::acc_t (&acc)[NX], typen
   if constexpr (kSlots > 1) {
     if (ty % kRowsPerWarp == 0) {
 #pragma unroll
-      for (int x = 0; x < NX; ++x) smem[(x * kSlots + ty / kRowsPerWarp) * BX + tx] = acc[x];
+      for (int x = 0; x < NX; ++x) smem[(x * kStride + ty / kRowsPerWarp) * BX + tx] = acc[x];
     }
     __syncthreads();
     if (ty == 0) {
 #pragma unroll
       for (int x = 0; x < NX; ++x) {
-        for (int s = 1; s < kSlots; ++s) acc[x] = R::Combine(acc[x], smem[(x * kSlots + s) * BX + tx]);
+        for (int s = 1; s < kSlots; ++s) acc[x] = R::Combine(acc[x], smem[(x * kStride + s) * BX + tx]);
       }
     }
     __syncthreads();
