@@ -117,6 +117,7 @@ class Stage:
     num_stages: int  # spans per output tile: the stage calculator's size
     stages_per_split: int
     word_folds: bool = False  # a 1-byte logical reduction folding its one contiguous reduced run as words
+    word_columns: bool = False  # a 1-byte logical reduction folding odd kept columns as words (slots: word residues)
 
     @property
     def num_slots(self) -> int:
@@ -305,12 +306,14 @@ def plan(
 
     in_base = in_misalign + in_offset * itemsize
     word_folds = pack_words and itemsize == 1 and use_inner  # (words=True has made itemsize 4)
+    # (word_columns=True has made itemsize 4: these are the odd columns it leaves in bytes)
+    odd_word_columns = pack_word_columns and itemsize == 1 and out_itemsize == 1 and tuning.STAGE_WORD_COLUMNS
     if vector_loads and inputs == 1 and _wants_stage(kept, red, use_inner, itemsize, in_base, tuning, word_folds):
         staged = _plan_staged(kept, red, itemsize, target, split_target, sm_count, tuning, tuning.STAGE_VECTORS,
-                              word_folds)
+                              word_folds, odd_word_columns)
         if staged is not None and staged[0].direct and tuning.STAGE_VECTORS_DIRECT != tuning.STAGE_VECTORS:
             staged = _plan_staged(kept, red, itemsize, target, split_target, sm_count, tuning,
-                                  tuning.STAGE_VECTORS_DIRECT, word_folds)
+                                  tuning.STAGE_VECTORS_DIRECT, word_folds, odd_word_columns)
         if staged is not None and not staged[0].word_folds and use_inner and \
                 red[-1].size * itemsize > tuning.STAGE_MAX_RUN_BYTES:
             staged = None  # a run only word folds stage this long (its span folded it in bytes)
@@ -484,10 +487,15 @@ def _two_adic(n: int) -> int:
 
 
 def _plan_staged(kept, red, itemsize: int, target: int, split_target: int, sm_count: int, tuning, vectors: int,
-                 word_folds: bool = False):
+                 word_folds: bool = False, word_columns: bool = False):
     """ReduceStaged's span and grid, or None where the innermost dims are not contiguous or no span
     gives every thread at most STAGE_MAX_SLOTS outputs. `word_folds`: a 1-byte logical reduction,
-    which folds a span's reduced elements as words where they are one contiguous run.
+    which folds a span's reduced elements as words where they are one contiguous run. `word_columns`:
+    a 1-byte logical reduction with bool results, which folds the rows of W kept columns (W not a
+    multiple of 4, one contiguous output row) as the words of the span: a word's four bytes belong
+    to the same four columns every lcm(W, 4) / 4 words (its residue, the slot), so a thread folds a
+    residue's words and the columns are read off the residues' bytes at the end (spans of whole
+    16-row multiples, so every span starts where the first does in its 16-byte vector).
 
     The span is the widest block of innermost dims that is contiguous in memory and fits
     BLOCK x `vectors` vectors, its outermost dim cut into chunks of rows where it does not
@@ -521,6 +529,7 @@ def _plan_staged(kept, red, itemsize: int, target: int, split_target: int, sm_co
         fold_run = math.prod(d.size for d, _ in inside) * (1 if row_kept else rows)  # a slot's folds
         words = (word_folds and lanes_adjacent and not any(k for _, k in inside)  # one contiguous fold run
                  and fold_run >= tuning.STAGE_WORD_MIN_RUN_BYTES)
+        word_cols = False
         if lanes_adjacent:
             run_bytes = (dims[-1][0].size if inside else rows) * itemsize
             # lanes on one run: as many as keep shared-memory reads within STAGE_ROW_BANK_WAYS-way bank
@@ -543,13 +552,22 @@ def _plan_staged(kept, red, itemsize: int, target: int, split_target: int, sm_co
                 rows = min(rows, block * max_slots // slots_per_row)
             if not rows or slots_per_row > block * max_slots:
                 continue
-            slots = slots_per_row * (rows if row_kept else 1)
+            columns = inside[0][0] if len(inside) == 1 else None
+            word_cols = (word_columns and i == 0 and not row_kept and columns is not None and columns.size % 4
+                         and columns.out_stride == 1 and rows >= 16)
+            if word_cols:
+                period = math.lcm(columns.size, 4) // 4
+                # one residue a thread: several took 118-123 registers, not 80 (NVRTC, sm_90)
+                word_cols = period <= block
+            if word_cols:
+                rows -= rows % 16
+            slots = period if word_cols else slots_per_row * (rows if row_kept else 1)
             # a thread per slot where they are more than half a warp and fit two rows of threads (policy.py)
             ragged = tuning.STAGE_RAGGED_COLUMNS and tuning.WARP_SIZE // 2 < slots <= block // 2
             bx = slots if ragged else min(block, _pow2_at_least(slots))
         if rows * inner < block * vec * tuning.STAGE_MIN_SPAN_VECTORS_PER_THREAD:
             continue  # too small a span (policy.py)
-        num_slots = slots_per_row * (rows if row_kept else 1)
+        num_slots = period if word_cols else slots_per_row * (rows if row_kept else 1)
         slots_per_thread = 0 if direct else _pow2_at_least(_ceil(num_slots, bx))
         chunk = Dim(_ceil(row_dim.size, rows), rows * row_dim.in_stride, rows * row_dim.out_stride)
         chunked = rows < row_dim.size
@@ -578,13 +596,17 @@ def _plan_staged(kept, red, itemsize: int, target: int, split_target: int, sm_co
         # span keeps no idle registers and shared memory
         span_vectors = _ceil(rows * inner + vec - 1, vec)
         vectors = min(vectors, _pow2_at_least(_ceil(span_vectors, block)))
+        if word_cols:  # slots: the residues (a word each); folds: a residue's words, the most a span holds
+            slots, folds = (Dim(period, 1, 0),), (Dim(_ceil(rows * inner + 3, 4 * period) + 1, period),)
+        else:
+            slots = merge([d for d in ([row] if row_kept else []) + [d for d, k in inside if k] if d.size > 1])
+            folds = merge([d for d in ([row] if not row_kept else []) + [d for d, k in inside if not k] if d.size > 1])
         stage = Stage(
-            slots=merge([d for d in ([row] if row_kept else []) + [d for d, k in inside if k] if d.size > 1]),
-            folds=merge([d for d in ([row] if not row_kept else []) + [d for d, k in inside if not k] if d.size > 1]),
+            slots=slots, folds=folds,
             rows=rows, rows_total=row_dim.size, row_stride=row_dim.in_stride, chunk_kept=row_kept,
             slots_per_thread=slots_per_thread, lanes_adjacent=lanes_adjacent,
             vectors=vectors, num_tiles=num_tiles, num_stages=num_stages, stages_per_split=per_split,
-            word_folds=words,
+            word_folds=words, word_columns=word_cols,
         )
         grid_x = num_tiles if splits > 1 else min(num_tiles, target, tuning.MAX_GRID_X)
         return stage, (grid_x, splits), tuple(tiles), tuple(stages), bx

@@ -169,6 +169,14 @@ STAGE_WORD_MIN_RUN_BYTES = 5
 #: 96). Same registers as the power of two below that (NVRTC, sm_90). Not yet measured on the H100.
 STAGE_RAGGED_COLUMNS = True
 
+#: ReduceStaged: a 1-byte `any` / `all` of kept columns that are no whole words (W not a multiple of
+#: 4; multiples are read four columns a word by ReduceOuter) folds the span as words, a residue of
+#: lcm(W, 4) / 4 words a slot, and reads the columns off the residues' bytes at the end (config.py,
+#: `_plan_staged`): a shared-memory load per four bytes where each column took one per byte (bool
+#: columns 17 / 33 / 65 / 1001 wide: 74-79% of the ceiling alone, H100, 1c2570b), where the residues
+#: are at most a block (one a thread: W up to 256, or 512 for W = 2 mod 4). Not yet measured.
+STAGE_WORD_COLUMNS = True
+
 #: ReduceStaged takes a reduction whose innermost kept dim is at most this many bytes and off the
 #: 16-byte grid. Wider columns keep ReduceOuter, which reads misaligned rows a column a thread
 #: (MISALIGNED_COL_TILE_ROWS) and splits them into column tiles, so its split combine stays short.

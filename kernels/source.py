@@ -24,7 +24,7 @@ def plan_functors(cfg: ReduceConfig, functors: Functors) -> Functors:
     writes four kept columns a word (`word_columns`)."""
     if cfg.words or (cfg.stage is not None and cfg.stage.word_folds):
         return kps.word_functors(functors)
-    if cfg.word_columns:
+    if cfg.word_columns or (cfg.stage is not None and cfg.stage.word_columns):
         return kps.word_columns(functors)
     return functors
 
@@ -36,10 +36,10 @@ def kernel_name(cfg: ReduceConfig, functors: Functors) -> str:
     if cfg.kernel == "staged":
         st = cfg.stage
         args = [
-            "unsigned char" if st.word_folds else functors.input_type, functors.reduce_struct,
+            "unsigned char" if st.word_folds or st.word_columns else functors.input_type, functors.reduce_struct,
             functors.transform_struct, functors.epilogue_struct, st.vectors, cfg.ny, cfg.lanes, st.slots_per_thread,
             str(st.lanes_adjacent).lower(), cfg.block, len(cfg.kept), len(cfg.red), len(st.slots), len(st.folds),
-            index_t, str(st.word_folds).lower(),
+            index_t, str(st.word_folds).lower(), str(st.word_columns).lower(),
         ]
         return f"kernels::ReduceStaged<{', '.join(map(str, args))}>"
     args = [

@@ -210,9 +210,52 @@ class Replay:
                 assert span[0] <= run + j < span[1], "folded a byte outside the staged span"
                 self._read(run + j, pos + j)
 
+    def _word_columns(self, start, length, width, period, bx, slots_per_thread, by, heads):
+        """FoldWordColumns over one span of whole rows of `width` byte columns at `start`: residue r's
+        words, lane ty of `by`; every byte is read where it lies in the span, by the residue whose
+        bytes the end maps to that byte's column (StoreWordColumns)."""
+        head = self._address(start) % 16
+        heads.add(head)
+        lo16 = self._address(start) - head
+        hi16 = lo16 + _ceil(head + length, 16) * 16
+        w_lo, w_hi = head // 4, _ceil(head + length, 4)
+        for tx in range(bx):
+            for k in range(slots_per_thread):
+                r = tx + k * bx
+                if r >= period:
+                    continue
+                first = r if r >= w_lo else r + _ceil(w_lo - r, period) * period
+                count = _ceil(w_hi - first, period) if first < w_hi else 0
+                for ty in range(by):
+                    for j in range(ty, count, by):
+                        w = first + j * period
+                        assert lo16 <= lo16 + 4 * w and lo16 + 4 * w + 4 <= hi16, "a word outside the staged vectors"
+                        for b in range(4):
+                            i = 4 * w + b
+                            if head <= i < head + length:
+                                offset = start + i - head
+                                assert (4 * (w % period) + b - head) % width == (offset - start) % width, \
+                                    "a byte folded into another column's residue"
+                                self._read(offset, 0)
+
     def staged(self):
         cfg, st = self.cfg, self.cfg.stage
         kept, red = _calc(cfg.kept), _calc(cfg.red)
+        if st.word_columns:
+            assert self.itemsize == 1 and st.num_tiles == 1 and st.rows % 16 == 0 and not st.chunk_kept
+            width, period, bx = st.row_stride, st.num_slots, cfg.lanes
+            assert (4 * period) % width == 0 and width % 4, "residues of whole periods of odd columns"
+            heads = set()
+            for split in range(cfg.grid[1]):
+                for stage in range(split * st.stages_per_split, min(st.num_stages, (split + 1) * st.stages_per_split)):
+                    rows = st.chunk_rows(stage % st.row_chunks)
+                    start = kept(0)[0] + red(stage)[0]
+                    self._word_columns(start, rows * width, width, period, bx, st.slots_per_thread,
+                                       cfg.block // bx, heads)
+            assert len(heads) == 1, "every span starts at the same place in its 16-byte vector"
+            for c in range(width):
+                self.writes[kept(0)[1] + c] += 1
+            return self
         slots, folds = _calc(st.slots), _calc(st.folds)
         bx, slots_per_thread = cfg.lanes, st.slots_per_thread
         by = cfg.block // bx

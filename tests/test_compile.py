@@ -87,7 +87,7 @@ def _names(functors: kps.Functors):
         if kps.packs_words(functors) and functors.out_dtype == np.bool_:  # kept columns read as words
             cfg = config.plan(shape, strides, axes, out_strides, itemsize, 1, 132, pack_word_columns=True,
                               acc_itemsize=functors.acc_dtype.itemsize)
-            if cfg.word_columns:
+            if cfg.word_columns or (cfg.stage is not None and cfg.stage.word_columns):  # (odd ones staged)
                 f = source.plan_functors(cfg, functors)
                 names.setdefault(f, set()).add(source.kernel_name(cfg, f))
     return names

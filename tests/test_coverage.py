@@ -25,7 +25,7 @@ SMALL = SimpleNamespace(BLOCK_THREADS=64, MAX_COL_SHARED_BYTES=8192, BLOCKS_PER_
                         STAGE_MIN_SPAN_VECTORS_PER_THREAD=0, INNER_MIN_BLOCKS=3, STATE_BLOCK_ROW_STEPS=2,
                         MAX_COL_ACC_BYTES=64, MIN_WAVE_FILL=0.8, SPLIT_FILL_SLACK=0.05, STAGE_ROW_BANK_WAYS=2,
                         STAGE_DIRECT_ROWS=4, STAGE_DIRECT_FOLDS=16, STAGE_DIRECT_ACC_BYTES=32, STAGE_DIRECT_REFOLDS=0.5,
-                        STAGE_RAGGED_COLUMNS=True)
+                        STAGE_RAGGED_COLUMNS=True, STAGE_WORD_COLUMNS=True)
 
 
 def _offsets(shape, strides):
@@ -207,7 +207,7 @@ def check_words_coverage(view: np.ndarray, axes, sm_count: int, misalign: int, t
         assert _bytes_of_words(replay.reads) == _offsets(view.shape, strides), cfg
         writes = _bytes_of_words(replay.writes) if cfg.word_columns else replay.writes
         assert writes == _offsets(out.shape, list(out.strides)), cfg
-    elif cfg.stage is not None and cfg.stage.word_folds:
+    elif cfg.stage is not None and (cfg.stage.word_folds or cfg.stage.word_columns):
         replay = Replay(cfg, 1, misalign).run()
         assert replay.reads == _offsets(view.shape, strides), cfg
         assert replay.writes == _offsets(out.shape, list(out.strides)), cfg
@@ -215,6 +215,23 @@ def check_words_coverage(view: np.ndarray, axes, sm_count: int, misalign: int, t
         assert cfg == config.plan(view.shape, strides, axes, list(out.strides), 1, 1, sm_count,
                                   in_misalign=misalign, out_align=16, tuning=tuning, acc_itemsize=1)
     return cfg
+
+
+@pytest.mark.parametrize("width", [2, 3, 5, 6, 7, 10, 17, 33, 65, 129, 255, 510, 257])
+def test_odd_word_columns_read_every_byte_once(width):
+    """Bool columns that are no whole words, staged and folded as words by residue: every byte read
+    once, where it lies, by the residue whose bytes end up in its column (the replay checks each),
+    every column written once; at every start in a 16-byte vector, both tunings, split or not.
+    257 columns have more residues than a block has threads: folded in bytes."""
+    seen = set()
+    for rows in (301, 3001):
+        view = np.empty((max(48, rows * 17 // width), width), np.uint8)
+        for sm_count, tuning in ((1, policy), (132, policy), (1, SMALL), (132, SMALL)):
+            for misalign in (0, 1, 3, 6, 15):
+                cfg = check_words_coverage(view, (0,), sm_count, misalign, tuning)
+                if cfg.stage is not None and cfg.stage.word_columns:
+                    seen.add(cfg.num_splits > 1)
+    assert bool(seen) == (width != 257), (width, seen)
 
 
 def _bytes_of_words(counts: Counter) -> Counter:

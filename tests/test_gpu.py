@@ -240,6 +240,32 @@ def test_one_byte_columns_read_as_words(op, dtype, shape, axes, rng):
     check(op, run(op, moved, axes), x, axes)
 
 
+#: 1-byte `any` / `all` of kept columns that are no whole words: staged, folded as words by residue
+#: (FoldWordColumns), the columns read off the residues' bytes; split and not, one row of residues
+#: per period up to 510 columns; 257 has more residues than threads and folds bytes.
+ODD_WORD_COLUMNS = [3, 5, 6, 7, 17, 33, 65, 255, 510, 257]
+
+
+@pytest.mark.parametrize("width", ODD_WORD_COLUMNS)
+@pytest.mark.parametrize("dtype", [np.dtype(np.bool_), np.dtype(np.int8), np.dtype(np.uint8)], ids=str)
+@pytest.mark.parametrize("op", ["any", "all"])
+def test_odd_columns_folded_as_words(op, dtype, width, rng):
+    rows = max(64, 2_000_000 // width)
+    x = _sparse_bytes(op, dtype, (rows, width), rng)
+    for shift in (0, 1, 3, 6):  # every span starts `shift` bytes into a word
+        moved = cp.empty(x.size + shift, dtype=dtype)[shift:].reshape(x.shape)
+        moved[...] = cp.asarray(x)
+        assert _plan_bytes(moved, (0,)).stage is not None and \
+            _plan_bytes(moved, (0,)).stage.word_columns == (width != 257), (width, shift)
+        check(op, run(op, moved, 0), x, 0)
+        check(op, run(op, moved, 0, keepdims=True), x, 0, keepdims=True)
+        first = cp.asnumpy(run(op, moved, 0))
+        assert (cp.asnumpy(run(op, moved, 0)) == first).all()  # the same bytes every run
+    # a bool array over raw bytes: every nonzero byte is true, as in NumPy
+    raw = np.where(x.view(np.uint8) != 0, rng.choice(np.array([1, 2, 0x80, 0xFF], np.uint8), size=x.shape), 0)
+    check(op, run(op, cp.asarray(raw).view(dtype), 0), raw.view(dtype), 0)
+
+
 def _sparse_bytes(op, dtype, shape, rng):
     """1-byte data whose `any` / `all` turns on a few elements: for `all` true but for a few, for
     `any` false but for a few; the nonzero bytes of every kind (1 & 2 == 0 and 0x80 carry no shared

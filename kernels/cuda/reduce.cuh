@@ -447,6 +447,50 @@ __device__ __forceinline__ void CombineStaged(typename R::acc_t (&acc)[SLOTS], t
   }
 }
 
+// Word columns (a 1-byte `any` / `all` of W kept columns, W not a multiple of 4, the span whole rows
+// of them from the same place in a 16-byte vector every time): byte i of the staged span's vectors
+// is column (i - head) mod W, so the four bytes of word w are the same four columns as those of word
+// w + Q, Q = lcm(W, 4) / 4. A thread folds the words of one residue r = w mod Q (its slot) over the
+// span, as R and Tr over words fold four bytes apart; bytes outside the span were padded with the
+// identity (StagedSpan::Pad). `lane` of LANES threads on one residue.
+// `magic`: the host's FastDiv multiplier for Q.
+template <class R, class Tr, int NY, int LANES>
+__device__ __forceinline__ void FoldWordColumns(typename R::acc_t& acc, const unsigned* words, unsigned residue,
+                                                unsigned period, long long magic, int head, int span_bytes,
+                                                int lane) {
+  const unsigned lo = static_cast<unsigned>(head) / 4, hi = static_cast<unsigned>(head + span_bytes + 3) / 4;
+  const unsigned first = residue < lo ? residue + kps::FastDiv(lo - residue + period - 1, magic) * period : residue;
+  const unsigned count = first < hi ? kps::FastDiv(hi - first + period - 1, magic) : 0u;
+  typename R::acc_t part[1] = {acc};
+  FoldStrided<R, Tr, unsigned, NY, LANES, unsigned>(part, words + first, count, period, lane, 0, 0);
+  acc = part[0];
+}
+
+// The word columns' results: the Q residues' words (threads of row ty == 0 hold `mine` of them,
+// residues tx, tx + BX, ...) through shared memory, then column c of `width` combines the bytes at
+// (c + head) mod width + j * width, j < 4Q / width, of the residues' bytes (the bytes that were its
+// elements), as R over words with the other three bytes the identity's, and is stored as a byte.
+template <class R, class Ep, int SLOTS, int BX, int BLOCK>
+__device__ __forceinline__ void StoreWordColumns(unsigned char* out, const unsigned (&acc)[SLOTS], unsigned* smem,
+                                                 int mine, int period, int width, int head, long long count) {
+  const int tx = threadIdx.x % BX;
+  __syncthreads();  // shared memory free of the combine
+#pragma unroll
+  for (int k = 0; k < SLOTS; ++k) {
+    if (k < mine) smem[tx + k * BX] = acc[k];
+  }
+  __syncthreads();
+  const unsigned char* bytes = reinterpret_cast<const unsigned char*>(smem);
+  const int rows = 4 * period / width;
+  for (int c = threadIdx.x; c < width; c += BLOCK) {
+    unsigned a = R::Identity();
+    int at = (c + head) % width;
+    for (int j = 0; j < rows; ++j, at += width) a = R::Combine(a, (R::Identity() & ~0xFFu) | bytes[at]);
+    out[c] = static_cast<unsigned char>(Ep::Apply(a, count) & 0xFFu);
+  }
+  __syncthreads();  // shared memory free for the next tile's combine
+}
+
 // A span of the input on its way to shared memory: the aligned 16-byte vectors that cover it, up to
 // SV per thread (thread t holds vectors t, t + BLOCK, ...), and where the span starts in the first.
 template <typename Tin, int SV, int BLOCK>
@@ -463,6 +507,26 @@ struct StagedSpan {
     kps::ReadData<Chunk, 1, SV, true>(regs, reinterpret_cast<const Chunk*>(addr & ~15ull) + threadIdx.x, 0, BLOCK, 1,
                                       Mine(vectors));
     vectors_ = vectors;
+    end_ = static_cast<int>((head + len) * sizeof(Tin));
+  }
+
+  // The bytes of the first and last vectors outside the span become `pad`'s (word columns fold
+  // whole words: a reduction's identity there folds nothing).
+  __device__ __forceinline__ void Pad(unsigned pad) {
+    const int begin = head * static_cast<int>(sizeof(Tin)), last = vectors_ - 1;
+#pragma unroll
+    for (int k = 0; k < SV; ++k) {
+      const int v = static_cast<int>(threadIdx.x) + k * BLOCK;
+      if (v == 0 || v == last) {
+#pragma unroll
+        for (int w = 0; w < 4; ++w) {
+          const int at = v * 16 + 4 * w;  // bytes of this word before the span, and in it
+          const int before = min(max(begin - at, 0), 4), in = min(max(end_ - at, 0), 4);
+          const unsigned keep = (before == 4 ? 0u : ~0u << (8 * before)) & (in == 4 ? ~0u : (1u << (8 * in)) - 1u);
+          regs[k].val[w] = (regs[k].val[w] & keep) | (pad & ~keep);
+        }
+      }
+    }
   }
 
   __device__ __forceinline__ void Store(Chunk* smem) const {
@@ -471,6 +535,7 @@ struct StagedSpan {
 
  private:
   int vectors_;
+  int end_;  // bytes from the first vector's start to the span's end
   __device__ __forceinline__ static int Mine(int vectors) {
     return min(SV, max(0, (vectors - static_cast<int>(threadIdx.x) + BLOCK - 1) / BLOCK));
   }
@@ -486,7 +551,7 @@ struct StagedSpan {
 // keeps in flight. WordFolds: the input is bytes and Tr tests four at once (rows of a 1-byte `any` /
 // `all`, folded as words by FoldSharedWords).
 template <typename Tin, class R, class Tr, class Ep, int SV, int NY, int BX, int SLOTS, bool LanesAdjacent,
-          int BLOCK, int KND, int RND, int TKND, int TRND, typename IndexT, bool WordFolds>
+          int BLOCK, int KND, int RND, int TKND, int TRND, typename IndexT, bool WordFolds, bool WordColumns>
 __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RND, TKND, TRND, IndexT> p) {
   using Acc = typename R::acc_t;
   using Tout = typename Ep::out_t;
@@ -555,8 +620,10 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
   kps::Init(acc, R::Identity());
   while (tile < p.num_tiles) {
     __syncthreads();  // the previous item is folded: its shared memory is free
+    if constexpr (WordColumns) span.Pad(R::Identity());
     span.Store(staged);
-    const Tin* tile_in = reinterpret_cast<const Tin*>(staged) + span.head;
+    const int head = span.head;
+    const Tin* tile_in = reinterpret_cast<const Tin*>(staged) + head;
     const long long valid_rows = rows(tile, stage);
     const unsigned num_slots = static_cast<unsigned>(p.chunk_kept ? valid_rows * p.slots_per_row : p.num_slots);
     const unsigned num_folds = static_cast<unsigned>(p.chunk_kept ? p.num_folds : valid_rows * p.folds_per_row);
@@ -596,7 +663,14 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
 #pragma unroll
       for (int k = 0; k < SLOTS; ++k) {
         const unsigned slot = tx + k * BX;
-        if (slot < num_slots && folds) fold(acc[k], tile_in, slot, num_folds, pos);
+        if constexpr (WordColumns) {  // slot: a residue of the span's words (see FoldWordColumns)
+          if (slot < num_slots && folds) {
+            FoldWordColumns<R, Tr, NY, kBY>(acc[k], reinterpret_cast<const unsigned*>(staged), slot, num_slots,
+                                            p.slots.magic[0], head, static_cast<int>(valid_rows * p.row_stride), ty);
+          }
+        } else if (slot < num_slots && folds) {
+          fold(acc[k], tile_in, slot, num_folds, pos);
+        }
       }
       if (next_stage == s_begin) {  // the tile's last stage: finish its outputs
         CombineStaged<R, SLOTS, BX, LanesAdjacent, BLOCK>(acc, smem);
@@ -627,7 +701,14 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
             CombineStaged<R, SLOTS, BX, LanesAdjacent, BLOCK>(acc, smem);
           }
         }
-        if (write && ty == 0) {
+        if constexpr (WordColumns) {
+          if (write) {  // (uniform: the last block of the tile's splits, or the only one)
+            StoreWordColumns<R, Ep, SLOTS, BX, BLOCK>(static_cast<unsigned char*>(p.y) + p.kept.OutOffset(tile), acc,
+                                                      reinterpret_cast<unsigned*>(smem), ty == 0 ? mine : 0,
+                                                      static_cast<int>(p.num_slots), static_cast<int>(p.row_stride),
+                                                      head, p.count);
+          }
+        } else if (write && ty == 0) {
           const long long out_off = p.kept.OutOffset(tile);
 #pragma unroll
           for (int k = 0; k < SLOTS; ++k) {
