@@ -118,6 +118,7 @@ class Stage:
     stages_per_split: int
     word_folds: bool = False  # a 1-byte logical reduction folding its one contiguous reduced run as words
     word_columns: bool = False  # a 1-byte logical reduction folding odd kept columns as words (slots: word residues)
+    byte_rows: int = 0  # a 1-byte logical reduction of rows this many bytes, 16 a thread (16-byte aligned spans)
 
     @property
     def num_slots(self) -> int:
@@ -279,7 +280,8 @@ def plan(
 
     use_inner = _innermost_reduced(kept, red)
     words = (pack_words and vector_loads and itemsize == 1 and use_inner
-             and _packs_words(kept, red, in_offset, in_misalign))
+             and _packs_words(kept, red, in_offset, in_misalign)
+             and not _byte_rows_first(kept, red, in_misalign + in_offset, tuning))
     if words:  # a lane element is 4 bytes of the innermost reduced run: 4x fewer, 4x wider
         w_kept = tuple(Dim(d.size, d.in_stride // 4, d.out_stride) for d in kept)
         w_red = tuple(Dim(d.size, d.in_stride // 4) for d in red[:-1]) + (Dim(red[-1].size // 4, 1),)
@@ -310,10 +312,10 @@ def plan(
     odd_word_columns = pack_word_columns and itemsize == 1 and out_itemsize == 1 and tuning.STAGE_WORD_COLUMNS
     if vector_loads and inputs == 1 and _wants_stage(kept, red, use_inner, itemsize, in_base, tuning, word_folds):
         staged = _plan_staged(kept, red, itemsize, target, split_target, sm_count, tuning, tuning.STAGE_VECTORS,
-                              word_folds, odd_word_columns)
+                              word_folds, odd_word_columns, in_base)
         if staged is not None and staged[0].direct and tuning.STAGE_VECTORS_DIRECT != tuning.STAGE_VECTORS:
             staged = _plan_staged(kept, red, itemsize, target, split_target, sm_count, tuning,
-                                  tuning.STAGE_VECTORS_DIRECT, word_folds, odd_word_columns)
+                                  tuning.STAGE_VECTORS_DIRECT, word_folds, odd_word_columns, in_base)
         if staged is not None and not staged[0].word_folds and use_inner and \
                 red[-1].size * itemsize > tuning.STAGE_MAX_RUN_BYTES:
             staged = None  # a run only word folds stage this long (its span folded it in bytes)
@@ -487,7 +489,7 @@ def _two_adic(n: int) -> int:
 
 
 def _plan_staged(kept, red, itemsize: int, target: int, split_target: int, sm_count: int, tuning, vectors: int,
-                 word_folds: bool = False, word_columns: bool = False):
+                 word_folds: bool = False, word_columns: bool = False, in_base: int = 1):
     """ReduceStaged's span and grid, or None where the innermost dims are not contiguous or no span
     gives every thread at most STAGE_MAX_SLOTS outputs. `word_folds`: a 1-byte logical reduction,
     which folds a span's reduced elements as words where they are one contiguous run. `word_columns`:
@@ -495,7 +497,10 @@ def _plan_staged(kept, red, itemsize: int, target: int, split_target: int, sm_co
     multiple of 4, one contiguous output row) as the words of the span: a word's four bytes belong
     to the same four columns every lcm(W, 4) / 4 words (its residue, the slot), so a thread folds a
     residue's words and the columns are read off the residues' bytes at the end (spans of whole
-    16-row multiples, so every span starts where the first does in its 16-byte vector).
+    16-row multiples, so every span starts where the first does in its 16-byte vector). With
+    `word_folds`, contiguous rows of at most STAGE_BYTE_ROWS_MAX bytes, each a whole reduction, whose
+    spans all start on the 16-byte grid (`in_base`: the alignment known of the input's start) are
+    `byte_rows`: a thread folds 16 of them from its 16-byte chunks (spans of 16-row multiples).
 
     The span is the widest block of innermost dims that is contiguous in memory and fits
     BLOCK x `vectors` vectors, its outermost dim cut into chunks of rows where it does not
@@ -527,8 +532,9 @@ def _plan_staged(kept, red, itemsize: int, target: int, split_target: int, sm_co
         direct = lanes_adjacent and all(k for _, k in dims[:i]) and (row_kept or rows == row_dim.size)
         num_slots = slots_per_row * (rows if row_kept else 1)
         fold_run = math.prod(d.size for d, _ in inside) * (1 if row_kept else rows)  # a slot's folds
+        byte_rows = _byte_rows(dims, i, direct, word_folds, in_base, tuning)
         words = (word_folds and lanes_adjacent and not any(k for _, k in inside)  # one contiguous fold run
-                 and fold_run >= tuning.STAGE_WORD_MIN_RUN_BYTES)
+                 and fold_run >= tuning.STAGE_WORD_MIN_RUN_BYTES and not byte_rows)
         word_cols = False
         if lanes_adjacent:
             run_bytes = (dims[-1][0].size if inside else rows) * itemsize
@@ -539,6 +545,10 @@ def _plan_staged(kept, red, itemsize: int, target: int, split_target: int, sm_co
             if words:  # (wider than a warp only as the whole block, on a span of one slot)
                 by = min(_pow2_at_most(max(1, block // num_slots)), _pow2_at_least(_ceil(fold_run, 4)))
                 by = by if by <= tuning.WARP_SIZE or by == block else tuning.WARP_SIZE
+            if byte_rows:  # a thread 16 rows, from the chunks that hold them: spans of 16-row multiples
+                by = 1
+                rows = min(rows, block * vectors // byte_rows * 16)
+                rows = rows if rows == row_dim.size else rows - rows % 16
             if not direct:
                 if row_kept:
                     rows = min(rows, block // by * max_slots // slots_per_row)
@@ -557,8 +567,7 @@ def _plan_staged(kept, red, itemsize: int, target: int, split_target: int, sm_co
                          and columns.out_stride == 1 and rows >= 16)
             if word_cols:
                 period = math.lcm(columns.size, 4) // 4
-                # one residue a thread: several took 118-123 registers, not 80 (NVRTC, sm_90)
-                word_cols = period <= block
+                word_cols = period <= block * tuning.STAGE_WORD_COLUMN_RESIDUES
             if word_cols:
                 rows -= rows % 16
             slots = period if word_cols else slots_per_row * (rows if row_kept else 1)
@@ -594,7 +603,7 @@ def _plan_staged(kept, red, itemsize: int, target: int, split_target: int, sm_co
         splits = _ceil(num_stages, per_split)
         # loads per thread: as many as the span needs (a span may start mid-vector), so a small
         # span keeps no idle registers and shared memory
-        span_vectors = _ceil(rows * inner + vec - 1, vec)
+        span_vectors = _ceil(rows, 16) * inner if byte_rows else _ceil(rows * inner + vec - 1, vec)
         vectors = min(vectors, _pow2_at_least(_ceil(span_vectors, block)))
         if word_cols:  # slots: the residues (a word each); folds: a residue's words, the most a span holds
             slots, folds = (Dim(period, 1, 0),), (Dim(_ceil(rows * inner + 3, 4 * period) + 1, period),)
@@ -606,11 +615,36 @@ def _plan_staged(kept, red, itemsize: int, target: int, split_target: int, sm_co
             rows=rows, rows_total=row_dim.size, row_stride=row_dim.in_stride, chunk_kept=row_kept,
             slots_per_thread=slots_per_thread, lanes_adjacent=lanes_adjacent,
             vectors=vectors, num_tiles=num_tiles, num_stages=num_stages, stages_per_split=per_split,
-            word_folds=words, word_columns=word_cols,
+            word_folds=words, word_columns=word_cols, byte_rows=byte_rows,
         )
         grid_x = num_tiles if splits > 1 else min(num_tiles, target, tuning.MAX_GRID_X)
         return stage, (grid_x, splits), tuple(tiles), tuple(stages), bx
     return None
+
+
+def _byte_rows_first(kept, red, in_base: int, tuning) -> bool:
+    """Whether rows of whole words that ReduceStaged could fold 16 a thread (`_byte_rows`: one
+    contiguous reduced run of at most STAGE_BYTE_ROWS_MAX bytes, adjacent rows, spans on the 16-byte
+    grid) stay in bytes for it, rather than read as words (STAGE_BYTE_ROWS_OVER_WORDS)."""
+    run = red[-1]
+    return (tuning.STAGE_BYTE_ROWS_OVER_WORDS and len(red) == 1 and bool(kept) and run.in_stride == 1
+            and run.size <= tuning.STAGE_BYTE_ROWS_MAX and kept[-1].in_stride == run.size
+            and _aligned(in_base, [d.in_stride for d in kept[:-1]], 1, 16))
+
+
+def _byte_rows(dims, i: int, direct: bool, word_folds: bool, in_base: int, tuning) -> int:
+    """The length in bytes of the rows a span of outermost dim `dims[i]` folds 16 a thread
+    (FoldByteRows), else 0: a 1-byte logical reduction (`word_folds`) of contiguous rows of 2 to
+    STAGE_BYTE_ROWS_MAX bytes, each a whole reduction (`direct`), whose spans all start on the
+    16-byte grid (`in_base`, the input's start, and the strides outside the span)."""
+    row_dim, row_kept = dims[i]
+    inside = dims[i + 1:]
+    if not (word_folds and direct and row_kept and len(inside) == 1) or inside[0][1]:
+        return 0
+    run = inside[0][0]
+    if run.in_stride != 1 or row_dim.in_stride != run.size or not 2 <= run.size <= tuning.STAGE_BYTE_ROWS_MAX:
+        return 0
+    return run.size if _aligned(in_base, [d.in_stride for d, _ in dims[:i]], 1, 16) else 0
 
 
 def _direct_rows(stage: Stage, bx: int, acc_itemsize: int, tuning) -> int:

@@ -177,6 +177,23 @@ STAGE_RAGGED_COLUMNS = True
 #: are at most a block (one a thread: W up to 256, or 512 for W = 2 mod 4). Not yet measured.
 STAGE_WORD_COLUMNS = True
 
+#: ReduceStaged: rows of a 1-byte `any` / `all` at most this many bytes long, each a whole reduction,
+#: on the 16-byte grid, are folded 16 a thread (FoldByteRows: their 16-byte chunks from shared
+#: memory, the rows' bytes picked out of the words in registers, one 16-byte store of 16 results).
+#: Before, bool rows of 2-7 ran at 58-67% of the ceiling alone (H100, 6400a25): a shared-memory
+#: load per byte (2-4) or per word with a shuffle per row (5-7), and a byte store per row. 0: off.
+STAGE_BYTE_ROWS_MAX = 16
+
+#: Rows of whole words (8, 12, 16 bytes) that fold 16 a thread as above rather than as words read
+#: from global memory (ReduceInner / ReduceStaged over uint32). Not yet measured.
+STAGE_BYTE_ROWS_OVER_WORDS = True
+
+#: Residues of the word columns (above) a thread may fold: lcm(W, 4) / 4 may be this many blocks.
+#: H100, kernel alone, bool `any` columns, one residue a thread -> two -> four: 257 wide 78.5% ->
+#: 83.4% -> 82.8% of the ceiling (bytes -> words), 511 84.8% -> 84.1% -> 83.4%, 1001 and 1023 75.3%
+#: -> 75.9% -> 74.2% (several residues take 118-123 registers, not 80).
+STAGE_WORD_COLUMN_RESIDUES = 2
+
 #: ReduceStaged takes a reduction whose innermost kept dim is at most this many bytes and off the
 #: 16-byte grid. Wider columns keep ReduceOuter, which reads misaligned rows a column a thread
 #: (MISALIGNED_COL_TILE_ROWS) and splits them into column tiles, so its split combine stays short.

@@ -20,9 +20,9 @@ def program(functors: Functors) -> str:
 
 def plan_functors(cfg: ReduceConfig, functors: Functors) -> Functors:
     """The functors a plan's kernel runs: the reduction's own, or their twins over uint32 words
-    where the plan reads bytes four at a time (`words`, a staged span's `word_folds`) or reads and
+    where the plan reads bytes four at a time (`words`, a staged span's `word_folds` or `byte_rows`) or reads and
     writes four kept columns a word (`word_columns`)."""
-    if cfg.words or (cfg.stage is not None and cfg.stage.word_folds):
+    if cfg.words or (cfg.stage is not None and (cfg.stage.word_folds or cfg.stage.byte_rows)):
         return kps.word_functors(functors)
     if cfg.word_columns or (cfg.stage is not None and cfg.stage.word_columns):
         return kps.word_columns(functors)
@@ -36,10 +36,10 @@ def kernel_name(cfg: ReduceConfig, functors: Functors) -> str:
     if cfg.kernel == "staged":
         st = cfg.stage
         args = [
-            "unsigned char" if st.word_folds or st.word_columns else functors.input_type, functors.reduce_struct,
+            "unsigned char" if st.word_folds or st.word_columns or st.byte_rows else functors.input_type, functors.reduce_struct,
             functors.transform_struct, functors.epilogue_struct, st.vectors, cfg.ny, cfg.lanes, st.slots_per_thread,
             str(st.lanes_adjacent).lower(), cfg.block, len(cfg.kept), len(cfg.red), len(st.slots), len(st.folds),
-            index_t, str(st.word_folds).lower(), str(st.word_columns).lower(),
+            index_t, str(st.word_folds).lower(), str(st.word_columns).lower(), st.byte_rows,
         ]
         return f"kernels::ReduceStaged<{', '.join(map(str, args))}>"
     args = [

@@ -238,6 +238,18 @@ class Replay:
                                     "a byte folded into another column's residue"
                                 self._read(offset, 0)
 
+    def _byte_rows(self, start, num_slots, width, slot_offset, capacity, pos):
+        """FoldByteRows over one span on the 16-byte grid: a thread takes rows 16 g to 16 g + 15 from
+        the chunks g * width to (g + 1) * width - 1 (inside the staged vectors), which hold exactly
+        their bytes; rows past the span's are folded from what lies there and not stored."""
+        assert self._address(start) % 16 == 0, "a byte-rows span off the 16-byte grid"
+        for g in range(_ceil(num_slots, 16)):
+            assert (g + 1) * width * 16 <= capacity, "chunks past the staged vectors"
+            for r in range(16 * g, min(16 * g + 16, num_slots)):
+                assert slot_offset(r) == r * width, "byte rows are adjacent"
+                for j in range(width):
+                    self._read(start + r * width + j, pos + j)
+
     def staged(self):
         cfg, st = self.cfg, self.cfg.stage
         kept, red = _calc(cfg.kept), _calc(cfg.red)
@@ -283,6 +295,11 @@ class Replay:
                             "the span does not fit the staged vectors"
                         num_slots = rows * st.slots_per_row if st.chunk_kept else st.num_slots
                         num_folds = st.num_folds if st.chunk_kept else rows * st.folds_per_row
+                        if st.byte_rows:
+                            assert self.itemsize == 1 and bx == cfg.block and st.num_folds == st.byte_rows
+                            self._byte_rows(start, num_slots, st.byte_rows, lambda r: slots(r)[0],
+                                            cfg.block * st.vectors * 16, cfg.index_offset + stage_pos)
+                            continue
                         for tx in range(bx):
                             for k in range(slots_per_thread):
                                 slot = tx + k * bx

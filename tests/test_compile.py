@@ -25,8 +25,9 @@ nvrtc = pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
 #: columns, several reduced dims, short runs walked flat, 64-bit indexing, short odd runs and
 #: columns staged through shared memory (direct, split, several slots), misaligned columns,
 #: columns of 1 and 2 reduced rows (tiles that short), rows of 2 (a thread folds several side by
-#: side), long odd rows (a 1-byte `any` / `all` folds them as words, a whole block on one row), and
-#: odd columns a thread each, side by side in rows of threads that do not divide the block.
+#: side), long odd rows (a 1-byte `any` / `all` folds them as words, a whole block on one row, and
+#: short ones 16 a thread where they lie on the 16-byte grid), and odd columns a thread each, side by
+#: side in rows of threads that do not divide the block.
 VARIANTS = [
     ((4096, 64), None, (1,)),
     ((4096, 4096), None, (1,)),
@@ -75,10 +76,12 @@ def _names(functors: kps.Functors):
             shape, strides = shape[::-1], strides[::-1]
         kept = [n for i, n in enumerate(shape) if i not in axes]
         out_strides = [int(np.prod(kept[i + 1:])) for i in range(len(kept))]
-        for pack, vectors, off_grid in itertools.product({False, kps.packs_words(functors)},
-                                                         {not several, several and alike}, {False, several}):
+        # (a 1-byte `any` / `all` one byte off the 16-byte grid too: rows folded as words, not 16 a thread)
+        for pack, vectors, off_grid, misalign in itertools.product(
+                {False, kps.packs_words(functors)}, {not several, several and alike}, {False, several},
+                {0, kps.packs_words(functors)}):
             cfg = config.plan(shape, strides, axes, out_strides, itemsize, functors.out_dtype.itemsize, 132,
-                              pack_words=pack, acc_itemsize=functors.acc_dtype.itemsize,
+                              in_misalign=int(misalign), pack_words=pack, acc_itemsize=functors.acc_dtype.itemsize,
                               index_strides=functors.op.indexed, vector_loads=vectors,
                               inputs=1 + len(functors.more_dtypes), inputs_off_grid=off_grid,
                               state_acc=bool(functors.op.state))

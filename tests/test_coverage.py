@@ -25,7 +25,9 @@ SMALL = SimpleNamespace(BLOCK_THREADS=64, MAX_COL_SHARED_BYTES=8192, BLOCKS_PER_
                         STAGE_MIN_SPAN_VECTORS_PER_THREAD=0, INNER_MIN_BLOCKS=3, STATE_BLOCK_ROW_STEPS=2,
                         MAX_COL_ACC_BYTES=64, MIN_WAVE_FILL=0.8, SPLIT_FILL_SLACK=0.05, STAGE_ROW_BANK_WAYS=2,
                         STAGE_DIRECT_ROWS=4, STAGE_DIRECT_FOLDS=16, STAGE_DIRECT_ACC_BYTES=32, STAGE_DIRECT_REFOLDS=0.5,
-                        STAGE_RAGGED_COLUMNS=True, STAGE_WORD_COLUMNS=True)
+                        STAGE_RAGGED_COLUMNS=True, STAGE_WORD_COLUMNS=True,
+                        STAGE_WORD_COLUMN_RESIDUES=2, STAGE_BYTE_ROWS_MAX=16,
+                        STAGE_BYTE_ROWS_OVER_WORDS=True)
 
 
 def _offsets(shape, strides):
@@ -207,7 +209,7 @@ def check_words_coverage(view: np.ndarray, axes, sm_count: int, misalign: int, t
         assert _bytes_of_words(replay.reads) == _offsets(view.shape, strides), cfg
         writes = _bytes_of_words(replay.writes) if cfg.word_columns else replay.writes
         assert writes == _offsets(out.shape, list(out.strides)), cfg
-    elif cfg.stage is not None and (cfg.stage.word_folds or cfg.stage.word_columns):
+    elif cfg.stage is not None and (cfg.stage.word_folds or cfg.stage.word_columns or cfg.stage.byte_rows):
         replay = Replay(cfg, 1, misalign).run()
         assert replay.reads == _offsets(view.shape, strides), cfg
         assert replay.writes == _offsets(out.shape, list(out.strides)), cfg
@@ -217,12 +219,13 @@ def check_words_coverage(view: np.ndarray, axes, sm_count: int, misalign: int, t
     return cfg
 
 
-@pytest.mark.parametrize("width", [2, 3, 5, 6, 7, 10, 17, 33, 65, 129, 255, 510, 257])
+@pytest.mark.parametrize("width", [2, 3, 5, 6, 7, 10, 17, 33, 65, 129, 255, 510, 257, 513])
 def test_odd_word_columns_read_every_byte_once(width):
     """Bool columns that are no whole words, staged and folded as words by residue: every byte read
     once, where it lies, by the residue whose bytes end up in its column (the replay checks each),
     every column written once; at every start in a 16-byte vector, both tunings, split or not.
-    257 columns have more residues than a block has threads: folded in bytes."""
+    257 columns have more residues than a block has threads (two a thread); 513 more than twice as
+    many: folded in bytes."""
     seen = set()
     for rows in (301, 3001):
         view = np.empty((max(48, rows * 17 // width), width), np.uint8)
@@ -231,7 +234,7 @@ def test_odd_word_columns_read_every_byte_once(width):
                 cfg = check_words_coverage(view, (0,), sm_count, misalign, tuning)
                 if cfg.stage is not None and cfg.stage.word_columns:
                     seen.add(cfg.num_splits > 1)
-    assert bool(seen) == (width != 257), (width, seen)
+    assert bool(seen) == (width != 513), (width, seen)
 
 
 def _bytes_of_words(counts: Counter) -> Counter:
@@ -260,10 +263,12 @@ def test_words_read_every_byte_once(view, data):
                          data.draw(st.sampled_from([policy, SMALL])))
 
 
-@pytest.mark.parametrize("shape,axes,words", [((2, 4), (1,), False), ((130, 4), (1,), False), ((3, 8), (1,), True),
+@pytest.mark.parametrize("shape,axes,words", [((2, 4), (1,), False), ((130, 4), (1,), False), ((3, 24), (1,), True),
+                                              ((3, 8), (1,), False),
                                               ((4, 3, 8), (0, 2), True), ((64,), (0,), True), ((5, 12), (0, 1), True)])
 def test_words_hand_picked(shape, axes, words):
-    """Runs of one word beside rows one word apart stay in bytes (in words both would be stride 1)."""
+    """Runs of one word beside rows one word apart stay in bytes (in words both would be stride 1);
+    adjacent rows of up to 16 bytes on the 16-byte grid stay in bytes too, for FoldByteRows (below)."""
     view = np.empty(shape, np.uint8)
     for sm_count, tuning in ((1, policy), (132, policy), (1, SMALL), (132, SMALL)):
         assert check_words_coverage(view, axes, sm_count, 0, tuning).words == words
@@ -282,7 +287,28 @@ def test_word_folds_hand_picked(shape, axes, folds):
         for sm_count, tuning in ((1, policy), (132, policy), (1, SMALL), (132, SMALL)):
             cfg = check_words_coverage(view, axes, sm_count, misalign, tuning)
             if tuning is SMALL and not cfg.words:  # (the policy's spans are too big for these shapes)
-                assert (cfg.stage is not None and cfg.stage.word_folds) == folds, cfg
+                st = cfg.stage
+                assert (st is not None and (st.word_folds or st.byte_rows > 0)) == folds, cfg
+
+
+@pytest.mark.parametrize("width", [2, 3, 4, 5, 6, 7, 9, 10, 11, 13, 14, 15])
+def test_byte_rows_read_every_byte_once(width):
+    """Rows of a 1-byte `any`/`all` 2-16 bytes long, 16 a thread from 16-byte chunks (FoldByteRows):
+    every byte read once from the chunks that hold its row, every row written once, for row counts
+    around a thread's 16 and spans cut into chunks of rows; only where every span starts on the
+    16-byte grid (a misaligned start or batch stride keeps the other folds)."""
+    seen = set()
+    for rows in (1, 15, 16, 17, 301, 3001):
+        # (a batch of spans rows + 1 rows apart: on the grid only where that is a 16-byte multiple)
+        for view, axes in ((np.empty((rows, width), np.uint8), (1,)),
+                           (np.empty((3, rows + 1, width), np.uint8)[:, :rows], (2,))):
+            for sm_count, tuning in ((1, policy), (132, policy), (1, SMALL), (132, SMALL)):
+                for misalign in (0, 1, 8):
+                    cfg = check_words_coverage(view, axes, sm_count, misalign, tuning)
+                    if cfg.stage is not None and cfg.stage.byte_rows:
+                        assert misalign == 0 and (view.ndim == 2 or (rows + 1) * width % 16 == 0), cfg
+                        seen.add(cfg.stage.rows < cfg.stage.rows_total)
+    assert seen == {False, True}, seen
 
 
 @pytest.mark.parametrize("shape,axes,columns", [((5, 8), (0,), True), ((3, 4), (0,), True), ((7, 6, 12), (0, 1), True),

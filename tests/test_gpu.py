@@ -242,8 +242,8 @@ def test_one_byte_columns_read_as_words(op, dtype, shape, axes, rng):
 
 #: 1-byte `any` / `all` of kept columns that are no whole words: staged, folded as words by residue
 #: (FoldWordColumns), the columns read off the residues' bytes; split and not, one row of residues
-#: per period up to 510 columns; 257 has more residues than threads and folds bytes.
-ODD_WORD_COLUMNS = [3, 5, 6, 7, 17, 33, 65, 255, 510, 257]
+#: per period up to 510 columns, two a thread at 257; 513 has too many residues and folds bytes.
+ODD_WORD_COLUMNS = [3, 5, 6, 7, 17, 33, 65, 255, 510, 257, 513]
 
 
 @pytest.mark.parametrize("width", ODD_WORD_COLUMNS)
@@ -256,7 +256,7 @@ def test_odd_columns_folded_as_words(op, dtype, width, rng):
         moved = cp.empty(x.size + shift, dtype=dtype)[shift:].reshape(x.shape)
         moved[...] = cp.asarray(x)
         assert _plan_bytes(moved, (0,)).stage is not None and \
-            _plan_bytes(moved, (0,)).stage.word_columns == (width != 257), (width, shift)
+            _plan_bytes(moved, (0,)).stage.word_columns == (width != 513), (width, shift)
         check(op, run(op, moved, 0), x, 0)
         check(op, run(op, moved, 0, keepdims=True), x, 0, keepdims=True)
         first = cp.asnumpy(run(op, moved, 0))
@@ -293,9 +293,38 @@ def test_one_byte_rows_folded_as_words(op, dtype, shape, axes, rng):
         xd = cp.empty(x.size + shift, dtype=dtype)[shift:].reshape(shape)
         xd[...] = cp.asarray(x)
         stage = _plan_bytes(xd, axes).stage
-        assert stage is not None and stage.word_folds or _plan_bytes(xd, axes).words
+        assert stage is not None and (stage.word_folds or stage.byte_rows) or _plan_bytes(xd, axes).words
         check(op, run(op, xd, axes), x, axes)
         check(op, run(op, xd, axes, keepdims=True), x, axes, keepdims=True)
+
+
+@pytest.mark.parametrize("width", [2, 3, 4, 5, 6, 7, 9, 11, 13, 15])
+@pytest.mark.parametrize("dtype", [np.dtype(np.bool_), np.dtype(np.int8), np.dtype(np.uint8)], ids=str)
+@pytest.mark.parametrize("op", ["any", "all"])
+def test_byte_rows(op, dtype, width, rng):
+    """Rows of 2-15 bytes on the 16-byte grid, 16 a thread (FoldByteRows): row counts that leave a
+    thread a partial 16 at the end, spans cut into chunks of rows, results stored 16 at once where
+    the output allows (contiguous, on the grid) and one by one where it does not (a byte off it,
+    every other byte); off the grid the other folds; the same bits every run."""
+    for rows in (4099, 5000, 300_001):
+        x = _sparse_bytes(op, dtype, (rows, width), rng)
+        for shift in (0, 16, 1):
+            xd = cp.empty(x.size + shift, dtype=dtype)[shift:].reshape(x.shape)
+            xd[...] = cp.asarray(x)
+            assert bool(_plan_bytes(xd, (1,)).stage.byte_rows) == (shift % 16 == 0), (width, rows, shift)
+            check(op, run(op, xd, 1), x, 1)
+            first = cp.asnumpy(run(op, xd, 1))
+            assert (cp.asnumpy(run(op, xd, 1)) == first).all()
+            for out in (poisoned_like(rows + 1, np.bool_)[1:], poisoned_like(2 * rows, np.bool_)[::2]):
+                OPS[op][0](xd, axis=1, out=out)
+                check(op, cp.asnumpy(out), x, 1)
+    # a batch whose rows are no whole 16 bytes apart from one batch to the next (16-row spans
+    # would start off the grid): the other folds; and one that is
+    for extra in (1, 16):
+        x = _sparse_bytes(op, dtype, (3, 4000 + extra, width), rng)
+        xd = cp.asarray(x)[:, :4000]
+        assert bool(_plan_bytes(xd, (2,)).stage.byte_rows) == ((4000 + extra) * width % 16 == 0)
+        check(op, run(op, xd, 2), x[:, :4000], 2)
 
 
 def _plan_bytes(xd, axes):

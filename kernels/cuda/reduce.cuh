@@ -259,6 +259,39 @@ __device__ __forceinline__ void FoldSharedWords(typename R::acc_t (&acc)[1], con
   }
 }
 
+// Fold 16 rows of ROW_BYTES bytes, side by side from `src` (16-byte aligned shared memory), one
+// thread all of them: a 1-byte logical reduction whose Tr tests four bytes at once
+// (kps.word_functors). The rows come in ROW_BYTES 16-byte loads; each row folds the words that
+// cover it, their bytes outside the row set to the identity as a byte, as in FoldSharedWords (the
+// masks are constants: ROW_BYTES is). A row a thread took a shared-memory load per byte or a warp
+// shuffle per word and stored a byte at a time; here 16 rows cost ROW_BYTES loads and one store.
+template <class R, class Tr, int ROW_BYTES>
+__device__ __forceinline__ void FoldByteRows(typename R::acc_t (&acc)[16], const kps::Vec<unsigned, 4>* src) {
+  using Acc = typename R::acc_t;
+  unsigned words[4 * ROW_BYTES];
+#pragma unroll
+  for (int k = 0; k < ROW_BYTES; ++k) {
+    const kps::Vec<unsigned, 4> v = src[k];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) words[4 * k + i] = v.val[i];
+  }
+  const unsigned pad = R::Identity() ? 0x01010101u : 0u;
+#pragma unroll
+  for (int r = 0; r < 16; ++r) {
+    acc[r] = R::Identity();
+#pragma unroll
+    for (int w = r * ROW_BYTES / 4; 4 * w < (r + 1) * ROW_BYTES; ++w) {
+      const int lo = max(r * ROW_BYTES - 4 * w, 0), hi = min((r + 1) * ROW_BYTES - 4 * w, 4);  // the row's bytes
+      const unsigned inside = (0xFFFFFFFFu << (8 * lo)) & static_cast<unsigned>((1ull << (8 * hi)) - 1);
+      unsigned raw[1] = {(words[w] & inside) | (pad & ~inside)};
+      Acc value[1];
+      kps::ElementwiseUnary<Acc, unsigned, 1, 1, Tr, false>(value, raw, 1, 1, R::Identity(),
+                                                            kps::AffineIndex<1>(0, 0, 0));
+      acc[r] = R::Combine(acc[r], value[0]);
+    }
+  }
+}
+
 template <typename Tin, class R, class Tr, class Ep, int VEC, int NY, int LANES, int BLOCK, int MIN_BLOCKS,
           int KND, int RND, typename IndexT, bool FlatRuns, bool SharedLanes>
 __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceInner(const InnerParams<KND, RND, IndexT> p) {
@@ -549,9 +582,11 @@ struct StagedSpan {
 // a thread may take any number of them; where a direct slot has one lane (BX == BLOCK) and one fold
 // dim, NY is how many slots a thread folds side by side (FoldSharedRows), elsewhere the loads a lane
 // keeps in flight. WordFolds: the input is bytes and Tr tests four at once (rows of a 1-byte `any` /
-// `all`, folded as words by FoldSharedWords).
+// `all`, folded as words by FoldSharedWords); ROW_BYTES > 0: rows that short, a thread 16 of them from
+// 16-byte aligned spans, FoldByteRows).
 template <typename Tin, class R, class Tr, class Ep, int SV, int NY, int BX, int SLOTS, bool LanesAdjacent,
-          int BLOCK, int KND, int RND, int TKND, int TRND, typename IndexT, bool WordFolds, bool WordColumns>
+          int BLOCK, int KND, int RND, int TKND, int TRND, typename IndexT, bool WordFolds, bool WordColumns,
+          int ROW_BYTES>
 __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RND, TKND, TRND, IndexT> p) {
   using Acc = typename R::acc_t;
   using Tout = typename Ep::out_t;
@@ -636,7 +671,33 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
     }
     if (next_tile < p.num_tiles) load(span, next_tile, next_stage);
 
-    if constexpr (kDirect && kBY == 1 && TRND == 1 && !WordFolds) {  // a thread per short run: NY at once
+    if constexpr (ROW_BYTES > 0) {  // short 1-byte rows, 16 a thread: ROW_BYTES 16-byte loads, one store
+      const long long out_off = p.kept.OutOffset(tile);
+      Tout* out = y + out_off;
+      const bool vec_out = p.slots.out_stride[0] == 1 && (kps::Address(out) & 15u) == 0;
+      using Chunk = typename Span::Chunk;
+      for (unsigned first = 16 * tx; first < num_slots; first += 16 * BLOCK) {
+        Acc a[16];
+        FoldByteRows<R, Tr, ROW_BYTES>(a, reinterpret_cast<const Chunk*>(tile_in) + first / 16 * ROW_BYTES);
+        if (vec_out && first + 16 <= num_slots) {
+          Chunk packed;
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            packed.val[i] = 0;
+#pragma unroll
+            for (int b = 0; b < 4; ++b) {
+              packed.val[i] |= static_cast<unsigned>(static_cast<unsigned char>(Ep::Apply(a[4 * i + b], p.count))) << (8 * b);
+            }
+          }
+          *reinterpret_cast<Chunk*>(out + first) = packed;
+        } else {
+#pragma unroll
+          for (int r = 0; r < 16; ++r) {
+            if (first + r < num_slots) store(out_off, first + r, a[r]);
+          }
+        }
+      }
+    } else if constexpr (kDirect && kBY == 1 && TRND == 1 && !WordFolds) {  // a thread per short run: NY at once
       const long long out_off = p.kept.OutOffset(tile);
       for (unsigned first = tx; first < num_slots; first += BX * NY) {
         const Tin* run[NY];  // a slot past the last folds the last again, and is not stored
