@@ -622,29 +622,31 @@ def _plan_staged(kept, red, itemsize: int, target: int, split_target: int, sm_co
     return None
 
 
+def _byte_row_bytes(run: Dim, rows: Dim, outer_strides, in_base: int, tuning) -> int:
+    """The bytes of a 1-byte row FoldByteRows folds 16 a thread, else 0: a contiguous reduced `run`
+    of 2 to STAGE_BYTE_ROWS_MAX bytes, `rows` of them adjacent, every span of 16-row multiples on
+    the 16-byte grid (`in_base`, the alignment known of the input's start, and the strides of the
+    dims outside the rows)."""
+    if run.in_stride != 1 or rows.in_stride != run.size or not 2 <= run.size <= tuning.STAGE_BYTE_ROWS_MAX:
+        return 0
+    return run.size if _aligned(in_base, outer_strides, 1, 16) else 0
+
+
 def _byte_rows_first(kept, red, in_base: int, tuning) -> bool:
-    """Whether rows of whole words that ReduceStaged could fold 16 a thread (`_byte_rows`: one
-    contiguous reduced run of at most STAGE_BYTE_ROWS_MAX bytes, adjacent rows, spans on the 16-byte
-    grid) stay in bytes for it, rather than read as words (STAGE_BYTE_ROWS_OVER_WORDS)."""
-    run = red[-1]
-    return (tuning.STAGE_BYTE_ROWS_OVER_WORDS and len(red) == 1 and bool(kept) and run.in_stride == 1
-            and run.size <= tuning.STAGE_BYTE_ROWS_MAX and kept[-1].in_stride == run.size
-            and _aligned(in_base, [d.in_stride for d in kept[:-1]], 1, 16))
+    """Whether rows of whole words that ReduceStaged could fold 16 a thread (`_byte_row_bytes`) stay
+    in bytes for it, rather than read as words (STAGE_BYTE_ROWS_OVER_WORDS)."""
+    return (tuning.STAGE_BYTE_ROWS_OVER_WORDS and len(red) == 1 and bool(kept)
+            and _byte_row_bytes(red[-1], kept[-1], [d.in_stride for d in kept[:-1]], in_base, tuning) > 0)
 
 
 def _byte_rows(dims, i: int, direct: bool, word_folds: bool, in_base: int, tuning) -> int:
-    """The length in bytes of the rows a span of outermost dim `dims[i]` folds 16 a thread
-    (FoldByteRows), else 0: a 1-byte logical reduction (`word_folds`) of contiguous rows of 2 to
-    STAGE_BYTE_ROWS_MAX bytes, each a whole reduction (`direct`), whose spans all start on the
-    16-byte grid (`in_base`, the input's start, and the strides outside the span)."""
+    """`_byte_row_bytes` of a span whose outermost dim is `dims[i]`, where a 1-byte logical
+    reduction (`word_folds`) keeps those rows, each a whole reduction (`direct`) of one run."""
     row_dim, row_kept = dims[i]
     inside = dims[i + 1:]
     if not (word_folds and direct and row_kept and len(inside) == 1) or inside[0][1]:
         return 0
-    run = inside[0][0]
-    if run.in_stride != 1 or row_dim.in_stride != run.size or not 2 <= run.size <= tuning.STAGE_BYTE_ROWS_MAX:
-        return 0
-    return run.size if _aligned(in_base, [d.in_stride for d, _ in dims[:i]], 1, 16) else 0
+    return _byte_row_bytes(inside[0][0], row_dim, [d.in_stride for d, _ in dims[:i]], in_base, tuning)
 
 
 def _direct_rows(stage: Stage, bx: int, acc_itemsize: int, tuning) -> int:

@@ -20,8 +20,8 @@ def program(functors: Functors) -> str:
 
 def plan_functors(cfg: ReduceConfig, functors: Functors) -> Functors:
     """The functors a plan's kernel runs: the reduction's own, or their twins over uint32 words
-    where the plan reads bytes four at a time (`words`, a staged span's `word_folds` or `byte_rows`) or reads and
-    writes four kept columns a word (`word_columns`)."""
+    where the plan reads bytes four at a time (`words`, a staged span's `word_folds` or
+    `byte_rows`) or reads and writes four kept columns a word (`word_columns`)."""
     if cfg.words or (cfg.stage is not None and (cfg.stage.word_folds or cfg.stage.byte_rows)):
         return kps.word_functors(functors)
     if cfg.word_columns or (cfg.stage is not None and cfg.stage.word_columns):
@@ -35,8 +35,9 @@ def kernel_name(cfg: ReduceConfig, functors: Functors) -> str:
     index_t = "unsigned int" if cfg.index_bits == 32 else "unsigned long long"
     if cfg.kernel == "staged":
         st = cfg.stage
+        in_bytes = st.word_folds or st.word_columns or st.byte_rows  # (their functors take words)
         args = [
-            "unsigned char" if st.word_folds or st.word_columns or st.byte_rows else functors.input_type, functors.reduce_struct,
+            "unsigned char" if in_bytes else functors.input_type, functors.reduce_struct,
             functors.transform_struct, functors.epilogue_struct, st.vectors, cfg.ny, cfg.lanes, st.slots_per_thread,
             str(st.lanes_adjacent).lower(), cfg.block, len(cfg.kept), len(cfg.red), len(st.slots), len(st.folds),
             index_t, str(st.word_folds).lower(), str(st.word_columns).lower(), st.byte_rows,

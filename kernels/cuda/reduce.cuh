@@ -233,41 +233,44 @@ __device__ __forceinline__ void FoldSharedRows(typename R::acc_t (&acc)[ROWS], c
   }
 }
 
+// Fold bytes [lo, hi) of `word` into `acc`: a 1-byte logical reduction whose Tr tests four bytes at
+// once (kps.word_functors); the word's other bytes become the reduction's identity as a byte (0 for
+// `any`, 1 for `all`), so they change nothing.
+template <class R, class Tr>
+__device__ __forceinline__ void FoldWordBytes(typename R::acc_t& acc, unsigned word, unsigned lo, unsigned hi) {
+  using Acc = typename R::acc_t;
+  const unsigned pad = R::Identity() ? 0x01010101u : 0u;
+  const unsigned inside = (0xFFFFFFFFu << (8 * lo)) & static_cast<unsigned>((1ull << (8 * hi)) - 1);
+  unsigned raw[1] = {(word & inside) | (pad & ~inside)};
+  Acc value[1];
+  kps::ElementwiseUnary<Acc, unsigned, 1, 1, Tr, false>(value, raw, 1, 1, R::Identity(), kps::AffineIndex<1>(0, 0, 0));
+  acc = R::Combine(acc, value[0]);
+}
+
 // Fold the `len` bytes at `src`, a run staged in shared memory, as the 32-bit words that cover it,
 // over LANES lanes (lane takes words lane, lane + LANES, ...): a 1-byte logical reduction (`any`,
-// `all`) whose Tr tests four bytes at once (kps.word_functors). A word's bytes outside the run are
-// set to the reduction's identity as a byte (0 for `any`, 1 for `all`), so they change nothing.
+// `all`) whose Tr tests four bytes at once, the words' bytes outside the run padded (FoldWordBytes).
 template <class R, class Tr, int LANES>
 __device__ __forceinline__ void FoldSharedWords(typename R::acc_t (&acc)[1], const unsigned char* src, unsigned len,
                                                 unsigned lane) {
-  using Acc = typename R::acc_t;
   const unsigned head = static_cast<unsigned>(kps::Address(src) & 3u);
   const unsigned* words = reinterpret_cast<const unsigned*>(src - head);
   const unsigned end = head + len;  // in bytes from words[0]
-  const unsigned pad = R::Identity() ? 0x01010101u : 0u;
 #pragma unroll 4
   for (unsigned i = lane; i * 4 < end; i += LANES) {
     unsigned raw[1];
-    Acc value[1];
     kps::ReadData<unsigned, 1, 1, false>(raw, words + i, 0, 0, 1, 1);
-    const unsigned lo = i == 0 ? head : 0u, hi = min(4u, end - i * 4);  // the run's bytes [lo, hi)
-    const unsigned inside = (0xFFFFFFFFu << (8 * lo)) & static_cast<unsigned>((1ull << (8 * hi)) - 1);
-    raw[0] = (raw[0] & inside) | (pad & ~inside);
-    kps::ElementwiseUnary<Acc, unsigned, 1, 1, Tr, false>(value, raw, 1, 1, R::Identity(),
-                                                          kps::AffineIndex<1>(0, 0, 0));
-    kps::Reduce<R, 1, 1>(acc, value);
+    FoldWordBytes<R, Tr>(acc[0], raw[0], i == 0 ? head : 0u, min(4u, end - i * 4));  // the run's bytes
   }
 }
 
 // Fold 16 rows of ROW_BYTES bytes, side by side from `src` (16-byte aligned shared memory), one
-// thread all of them: a 1-byte logical reduction whose Tr tests four bytes at once
-// (kps.word_functors). The rows come in ROW_BYTES 16-byte loads; each row folds the words that
-// cover it, their bytes outside the row set to the identity as a byte, as in FoldSharedWords (the
-// masks are constants: ROW_BYTES is). A row a thread took a shared-memory load per byte or a warp
+// thread all of them: a 1-byte logical reduction whose Tr tests four bytes at once. The rows come
+// in ROW_BYTES 16-byte loads; each row folds the words that cover it, their bytes outside the row
+// padded (FoldWordBytes; the masks are constants: ROW_BYTES is). A row a thread took a shared-memory load per byte or a warp
 // shuffle per word and stored a byte at a time; here 16 rows cost ROW_BYTES loads and one store.
 template <class R, class Tr, int ROW_BYTES>
 __device__ __forceinline__ void FoldByteRows(typename R::acc_t (&acc)[16], const kps::Vec<unsigned, 4>* src) {
-  using Acc = typename R::acc_t;
   unsigned words[4 * ROW_BYTES];
 #pragma unroll
   for (int k = 0; k < ROW_BYTES; ++k) {
@@ -275,21 +278,29 @@ __device__ __forceinline__ void FoldByteRows(typename R::acc_t (&acc)[16], const
 #pragma unroll
     for (int i = 0; i < 4; ++i) words[4 * k + i] = v.val[i];
   }
-  const unsigned pad = R::Identity() ? 0x01010101u : 0u;
 #pragma unroll
   for (int r = 0; r < 16; ++r) {
     acc[r] = R::Identity();
 #pragma unroll
-    for (int w = r * ROW_BYTES / 4; 4 * w < (r + 1) * ROW_BYTES; ++w) {
-      const int lo = max(r * ROW_BYTES - 4 * w, 0), hi = min((r + 1) * ROW_BYTES - 4 * w, 4);  // the row's bytes
-      const unsigned inside = (0xFFFFFFFFu << (8 * lo)) & static_cast<unsigned>((1ull << (8 * hi)) - 1);
-      unsigned raw[1] = {(words[w] & inside) | (pad & ~inside)};
-      Acc value[1];
-      kps::ElementwiseUnary<Acc, unsigned, 1, 1, Tr, false>(value, raw, 1, 1, R::Identity(),
-                                                            kps::AffineIndex<1>(0, 0, 0));
-      acc[r] = R::Combine(acc[r], value[0]);
+    for (int w = r * ROW_BYTES / 4; 4 * w < (r + 1) * ROW_BYTES; ++w) {  // the row's bytes of each word
+      FoldWordBytes<R, Tr>(acc[r], words[w], max(r * ROW_BYTES - 4 * w, 0), min((r + 1) * ROW_BYTES - 4 * w, 4));
     }
   }
+}
+
+// The 1-byte results of 16 outputs as one 16-byte chunk, result k in byte k (FoldByteRows' store).
+template <class Ep>
+__device__ __forceinline__ kps::Vec<unsigned, 4> PackByteResults(const typename Ep::acc_t (&a)[16], long long count) {
+  kps::Vec<unsigned, 4> packed;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    packed.val[i] = 0;
+#pragma unroll
+    for (int b = 0; b < 4; ++b) {
+      packed.val[i] |= static_cast<unsigned>(static_cast<unsigned char>(Ep::Apply(a[4 * i + b], count))) << (8 * b);
+    }
+  }
+  return packed;
 }
 
 template <typename Tin, class R, class Tr, class Ep, int VEC, int NY, int LANES, int BLOCK, int MIN_BLOCKS,
@@ -680,16 +691,7 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
         Acc a[16];
         FoldByteRows<R, Tr, ROW_BYTES>(a, reinterpret_cast<const Chunk*>(tile_in) + first / 16 * ROW_BYTES);
         if (vec_out && first + 16 <= num_slots) {
-          Chunk packed;
-#pragma unroll
-          for (int i = 0; i < 4; ++i) {
-            packed.val[i] = 0;
-#pragma unroll
-            for (int b = 0; b < 4; ++b) {
-              packed.val[i] |= static_cast<unsigned>(static_cast<unsigned char>(Ep::Apply(a[4 * i + b], p.count))) << (8 * b);
-            }
-          }
-          *reinterpret_cast<Chunk*>(out + first) = packed;
+          *reinterpret_cast<Chunk*>(out + first) = PackByteResults<Ep>(a, p.count);
         } else {
 #pragma unroll
           for (int r = 0; r < 16; ++r) {
