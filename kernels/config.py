@@ -624,10 +624,13 @@ def _plan_staged(kept, red, itemsize: int, target: int, split_target: int, sm_co
 
 def _byte_row_bytes(run: Dim, rows: Dim, outer_strides, in_base: int, tuning) -> int:
     """The bytes of a 1-byte row FoldByteRows folds 16 a thread, else 0: a contiguous reduced `run`
-    of 2 to STAGE_BYTE_ROWS_MAX bytes, `rows` of them adjacent, every span of 16-row multiples on
+    of 2 to STAGE_BYTE_ROWS_MAX bytes whose chunks meet in at most STAGE_BYTE_ROWS_MAX_BANK_WAYS-way
+    bank conflicts, `rows` of them adjacent, every span of 16-row multiples on
     the 16-byte grid (`in_base`, the alignment known of the input's start, and the strides of the
     dims outside the rows)."""
     if run.in_stride != 1 or rows.in_stride != run.size or not 2 <= run.size <= tuning.STAGE_BYTE_ROWS_MAX:
+        return 0
+    if math.gcd(run.size, 8) > tuning.STAGE_BYTE_ROWS_MAX_BANK_WAYS:  # a thread's chunks run.size apart
         return 0
     return run.size if _aligned(in_base, outer_strides, 1, 16) else 0
 

@@ -188,6 +188,12 @@ STAGE_BYTE_ROWS_MAX = 16
 #: from global memory (ReduceInner / ReduceStaged over uint32). Not yet measured.
 STAGE_BYTE_ROWS_OVER_WORDS = True
 
+#: FoldByteRows' threads load their 16-byte chunks W apart: gcd(W, 8) threads of a quarter-warp on
+#: one bank group. Rows of 8 and 16 (8-way) lost to words on the H200 (bool `any`, kernel alone,
+#: d7e0c61, words -> 16 a thread: 8 wide 81.9% -> 71.8% of the ceiling, 16 wide 87.8% -> 64.2%;
+#: 12 wide, 4-way, 81.1% -> 92.6%; the H100 showed 8 wide 91.4% -> 94.9%, 16 92.6% -> 92.7%).
+STAGE_BYTE_ROWS_MAX_BANK_WAYS = 4
+
 #: Residues of the word columns (above) a thread may fold: lcm(W, 4) / 4 may be this many blocks.
 #: H100, kernel alone, bool `any` columns, one residue a thread -> two -> four: 257 wide 78.5% ->
 #: 83.4% -> 82.8% of the ceiling (bytes -> words), 511 84.8% -> 84.1% -> 83.4%, 1001 and 1023 75.3%

@@ -27,7 +27,7 @@ SMALL = SimpleNamespace(BLOCK_THREADS=64, MAX_COL_SHARED_BYTES=8192, BLOCKS_PER_
                         STAGE_DIRECT_ROWS=4, STAGE_DIRECT_FOLDS=16, STAGE_DIRECT_ACC_BYTES=32, STAGE_DIRECT_REFOLDS=0.5,
                         STAGE_RAGGED_COLUMNS=True, STAGE_WORD_COLUMNS=True,
                         STAGE_WORD_COLUMN_RESIDUES=2, STAGE_BYTE_ROWS_MAX=16,
-                        STAGE_BYTE_ROWS_OVER_WORDS=True)
+                        STAGE_BYTE_ROWS_OVER_WORDS=True, STAGE_BYTE_ROWS_MAX_BANK_WAYS=4)
 
 
 def _offsets(shape, strides):
@@ -264,11 +264,12 @@ def test_words_read_every_byte_once(view, data):
 
 
 @pytest.mark.parametrize("shape,axes,words", [((2, 4), (1,), False), ((130, 4), (1,), False), ((3, 24), (1,), True),
-                                              ((3, 8), (1,), False),
+                                              ((3, 12), (1,), False), ((3, 8), (1,), True),
                                               ((4, 3, 8), (0, 2), True), ((64,), (0,), True), ((5, 12), (0, 1), True)])
 def test_words_hand_picked(shape, axes, words):
     """Runs of one word beside rows one word apart stay in bytes (in words both would be stride 1);
-    adjacent rows of up to 16 bytes on the 16-byte grid stay in bytes too, for FoldByteRows (below)."""
+    adjacent rows of up to 16 bytes on the 16-byte grid stay in bytes too, for FoldByteRows (below),
+    but for rows of 8 and 16, whose chunks would meet in 8-way bank conflicts."""
     view = np.empty(shape, np.uint8)
     for sm_count, tuning in ((1, policy), (132, policy), (1, SMALL), (132, SMALL)):
         assert check_words_coverage(view, axes, sm_count, 0, tuning).words == words
