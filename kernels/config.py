@@ -183,6 +183,7 @@ class ReduceConfig:
     flat_runs: bool = False  # inner kernel: the runs of an output walked as one sequence of vectors
     words: bool = False  # a 1-byte input read as uint32 words (every size, stride and offset in words)
     word_columns: bool = False  # the same, four kept columns a word, in and out (kps.word_columns)
+    shifted_words: int = 0  # outer kernel, 1-byte kept columns off the word grid read four a word: their bytes
     stage: Optional[Stage] = None  # staged kernel: `kept` holds the output tiles, `red` the stages
     index_offset: int = 0  # with index strides: the index of the element at in_offset (flipped dims)
     min_blocks: int = 0  # inner kernel: resident blocks per SM its registers must allow (0: no bound)
@@ -298,6 +299,9 @@ def plan(
         red = tuple(Dim(d.size, d.in_stride // 4, d.out_stride) if d.size > 1 else d for d in red)
         in_offset, num_out, itemsize, out_itemsize, acc_itemsize = in_offset // 4, num_out // 4, 4, 4, 4
         use_inner = _innermost_reduced(kept, red)
+    # (or, off the word grid, words of four columns from the aligned words around them: ReduceOuter)
+    shifted = (pack_word_columns and vector_loads and itemsize == 1 and out_itemsize == 1 and not use_inner
+               and not word_columns and _shifts_word_columns(kept, out_align, tuning))
 
     extent = abs(in_offset) + sum((d.size - 1) * abs(d.in_stride) for d in kept + red)
     out_extent = sum((d.size - 1) * abs(d.out_stride) for d in kept)
@@ -310,7 +314,7 @@ def plan(
     word_folds = pack_words and itemsize == 1 and use_inner  # (words=True has made itemsize 4)
     # (word_columns=True has made itemsize 4: these are the odd columns it leaves in bytes)
     odd_word_columns = pack_word_columns and itemsize == 1 and out_itemsize == 1 and tuning.STAGE_WORD_COLUMNS
-    if vector_loads and inputs == 1 and _wants_stage(kept, red, use_inner, itemsize, in_base, tuning, word_folds):
+    if not shifted and vector_loads and inputs == 1 and _wants_stage(kept, red, use_inner, itemsize, in_base, tuning, word_folds):
         staged = _plan_staged(kept, red, itemsize, target, split_target, sm_count, tuning, tuning.STAGE_VECTORS,
                               word_folds, odd_word_columns, in_base)
         if staged is not None and staged[0].direct and tuning.STAGE_VECTORS_DIRECT != tuning.STAGE_VECTORS:
@@ -403,6 +407,11 @@ def plan(
             min_blocks=tuning.INNER_MIN_BLOCKS if state_acc else 0, **split, **common,
         )
 
+    if shifted:  # a word of four columns (bytes from the aligned words around them), written as a word
+        width = kept[-1].size
+        kept = tuple(Dim(d.size, d.in_stride, d.out_stride // 4) for d in kept[:-1]) + (Dim(_ceil(width, 4), 4, 1),)
+        num_out, out_itemsize, acc_itemsize = num_out // width * _ceil(width, 4), 4, 4
+        common["num_out"] = num_out
     inner, outer = kept[-1], kept[:-1]
     vec = min(tuning.LOAD_BYTES // itemsize, tuning.MAX_COL_VEC, _pow2_at_most(inner.size),
               _pow2_at_most(tuning.MAX_COL_SHARED_BYTES // (tuning.BLOCK_THREADS * acc_itemsize)),
@@ -413,8 +422,8 @@ def plan(
     ny = min(_tile_rows(tuning, vec), _pow2_at_least(num_red))
     vec_in = vector_loads and inner.in_stride == 1 and _aligned(in_base, [d.in_stride for d in outer + red if d.size > 1], itemsize,
                                                vec * itemsize)  # a size-1 dim's stride is never stepped
-    if inner.in_stride == 1 and not vec_in:  # rows off the grid: a column per thread (policy.py)
-        vec, ny = 1, tuning.MISALIGNED_COL_TILE_ROWS
+    if shifted or (inner.in_stride == 1 and not vec_in):  # rows off the grid: a column per thread (policy.py)
+        vec, ny, vec_in = 1, tuning.MISALIGNED_COL_TILE_ROWS, False
     vec_out = inner.out_stride == 1 and _aligned(out_align, [d.out_stride for d in outer], out_itemsize,
                                                  vec * out_itemsize)
     # BX threads side by side; wider where the reduced rows are too few for BLOCK / BX rows of
@@ -449,7 +458,7 @@ def plan(
         index_bits=index_bits, vec=vec, ny=ny, lanes=bx,
         grid=(min(num_tiles, tuning.MAX_GRID_X), num_splits), num_splits=num_splits,
         rows_per_split=rows_per_split, col_tiles=col_tiles, num_tiles=num_tiles,
-        vec_in=vec_in, vec_out=vec_out, word_columns=word_columns, **common,
+        vec_in=vec_in, vec_out=vec_out, word_columns=word_columns, shifted_words=width if shifted else 0, **common,
     )
 
 
@@ -690,6 +699,17 @@ def _packs_word_columns(kept, red, in_offset: int, in_misalign: int, out_align: 
     inner = kept[-1]
     return (inner.in_stride == 1 and inner.out_stride == 1 and inner.size % 4 == 0 and in_offset % 4 == 0
             and out_align % 4 == 0 and _aligned(in_misalign, [d.in_stride for d in kept[:-1] + red if d.size > 1], 1, 4)
+            and _aligned(0, [d.out_stride for d in kept[:-1] if d.size > 1], 1, 4))
+
+
+def _shifts_word_columns(kept, out_align: int, tuning) -> bool:
+    """Whether a 1-byte `any` / `all` whose innermost kept dim is contiguous bytes off the word grid
+    (or W no multiple of 4) and at least SHIFTED_WORD_COLUMNS_MIN wide reads them as words from the
+    aligned words around them (kps::ReadWordsShifted), writing whole words of results: contiguous
+    out, the result's start and its other strides whole words."""
+    inner = kept[-1] if kept else None
+    return (inner is not None and inner.in_stride == 1 and inner.out_stride == 1
+            and inner.size >= tuning.SHIFTED_WORD_COLUMNS_MIN and out_align % 4 == 0
             and _aligned(0, [d.out_stride for d in kept[:-1] if d.size > 1], 1, 4))
 
 

@@ -58,4 +58,5 @@ def _fields(cfg: ReduceConfig) -> List[int]:
     return head + [
         cfg.num_out, cfg.inner.size, cfg.inner.in_stride, cfg.inner.out_stride, cfg.col_tiles, magic,
         cfg.num_tiles, cfg.num_red, cfg.num_red, cfg.rows_per_split, cfg.num_splits, cfg.index_offset,
+        cfg.shifted_words,
     ]

@@ -200,6 +200,16 @@ STAGE_BYTE_ROWS_MAX_BANK_WAYS = 4
 #: -> 75.9% -> 74.2% (several residues take 118-123 registers, not 80).
 STAGE_WORD_COLUMN_RESIDUES = 2
 
+#: ReduceOuter: a 1-byte `any` / `all` of kept columns off the word grid (W no multiple of 4, or a
+#: start off it) at least this wide reads each row's columns four a word, from the aligned word that
+#: holds the first byte and the next (kps::ReadWordsShifted), where the staged kernel folds bytes
+#: (its word columns stop at 510, STAGE_WORD_COLUMN_RESIDUES). H200, kernel alone, bool any over
+#: axis 0, ~256 MB, % of the ceiling, bytes -> shifted words: 513 wide 50.7 -> 71.0, 1001 54.0 -> 80.2,
+#: 1025 48.1 -> 76.4, 2047 48.3 -> 81.3, 4095 48.0 -> 82.8, 9999 40.4 -> 80.8, 30001 47.3 -> 72.6;
+#: below, the staged word columns are as fast or faster (511: 78.3 staged, 79.7 shifted; 257: 74.7
+#: staged, 61.9 shifted).
+SHIFTED_WORD_COLUMNS_MIN = 512
+
 #: ReduceStaged takes a reduction whose innermost kept dim is at most this many bytes and off the
 #: 16-byte grid. Wider columns keep ReduceOuter, which reads misaligned rows a column a thread
 #: (MISALIGNED_COL_TILE_ROWS) and splits them into column tiles, so its split combine stays short.

@@ -21,10 +21,11 @@ def program(functors: Functors) -> str:
 def plan_functors(cfg: ReduceConfig, functors: Functors) -> Functors:
     """The functors a plan's kernel runs: the reduction's own, or their twins over uint32 words
     where the plan reads bytes four at a time (`words`, a staged span's `word_folds` or
-    `byte_rows`) or reads and writes four kept columns a word (`word_columns`)."""
+    `byte_rows`) or reads and writes four kept columns a word (`word_columns`, or `shifted_words`
+    from rows off the word grid)."""
     if cfg.words or (cfg.stage is not None and (cfg.stage.word_folds or cfg.stage.byte_rows)):
         return kps.word_functors(functors)
-    if cfg.word_columns or (cfg.stage is not None and cfg.stage.word_columns):
+    if cfg.word_columns or cfg.shifted_words or (cfg.stage is not None and cfg.stage.word_columns):
         return kps.word_columns(functors)
     return functors
 
@@ -44,12 +45,12 @@ def kernel_name(cfg: ReduceConfig, functors: Functors) -> str:
         ]
         return f"kernels::ReduceStaged<{', '.join(map(str, args))}>"
     args = [
-        functors.input_type, functors.reduce_struct, functors.transform_struct,
+        "unsigned char" if cfg.shifted_words else functors.input_type, functors.reduce_struct, functors.transform_struct,
         functors.epilogue_struct, cfg.vec, cfg.ny, cfg.lanes, cfg.block, len(cfg.kept), len(cfg.red_calc), index_t,
     ]
     if cfg.kernel == "inner":
         args.insert(8, cfg.min_blocks)
         args += [str(cfg.flat_runs).lower(), str(cfg.shared_lanes).lower()]
         return f"kernels::ReduceInner<{', '.join(map(str, args))}>"
-    args += [str(cfg.vec_in).lower(), str(cfg.vec_out).lower()]
+    args += [str(cfg.vec_in).lower(), str(cfg.vec_out).lower(), str(bool(cfg.shifted_words)).lower()]
     return f"kernels::ReduceOuter<{', '.join(map(str, args))}>"

@@ -161,6 +161,12 @@ class Replay:
                         col = (ct * bx + tx) * vec
                         ncols = max(0, min(vec, cfg.inner.size - col))
                         base = in_off + col * cfg.inner.in_stride
+                        if cfg.shifted_words:
+                            self._shifted_words(cfg, base, ncols, by, r_begin, r_end, red, col)
+                            if split == gy - 1 and ncols:
+                                for j in range(min(4, cfg.shifted_words - 4 * col)):  # bytes of its word
+                                    self.writes[4 * out_off + 4 * col + j] += 1
+                            continue
                         for ty in range(by):
                             r = r_begin + ty
                             if ncols == vec:
@@ -184,6 +190,19 @@ class Replay:
                             for j in range(ncols):
                                 self.writes[out_off + (col + j) * cfg.inner.out_stride] += 1
         return self
+
+    def _shifted_words(self, cfg, base, ncols, by, r_begin, r_end, red, col):
+        """ReduceOuter's ShiftedWords: a thread's word column `col` (bytes 4 col on in each row), one
+        word a row: the bytes of it inside the row are read, from the aligned word holding the first
+        and, only where they pass it, the next."""
+        nbytes = min(4, cfg.shifted_words - 4 * col)
+        for ty in range(by if ncols else 0):
+            for r in range(r_begin + ty, r_end, by):
+                offset, pos = red(r)
+                row = base + offset
+                for j in range(nbytes):
+                    self._read(row + j, cfg.index_offset + pos)
+                assert self._address(row) % 4 + nbytes <= 8, "a word's bytes span more than two aligned words"
 
     # --- ReduceStaged ------------------------------------------------------------------------
     def _fold_calc(self, base, calc, end, lane, lanes, ny, span, pos):

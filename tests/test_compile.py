@@ -27,7 +27,8 @@ nvrtc = pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
 #: columns of 1 and 2 reduced rows (tiles that short), rows of 2 (a thread folds several side by
 #: side), long odd rows (a 1-byte `any` / `all` folds them as words, a whole block on one row, and
 #: short ones 16 a thread where they lie on the 16-byte grid), and odd columns a thread each, side by
-#: side in rows of threads that do not divide the block.
+#: side in rows of threads that do not divide the block, and wide odd 1-byte columns read four a
+#: word from the aligned words around them.
 VARIANTS = [
     ((4096, 64), None, (1,)),
     ((4096, 4096), None, (1,)),
@@ -52,6 +53,7 @@ VARIANTS = [
     ((512, 9999), None, (1,)),
     ((1 << 16, 17), None, (0,)),
     ((1 << 14, 65), None, (0,)),
+    ((1 << 12, 2047), None, (0,)),
 ]
 
 SPECS = [(op, kps.NONE) for op in kps.REDUCE_OPS] + [(kps.ADD, kps.MEAN)]
@@ -90,7 +92,8 @@ def _names(functors: kps.Functors):
         if kps.packs_words(functors) and functors.out_dtype == np.bool_:  # kept columns read as words
             cfg = config.plan(shape, strides, axes, out_strides, itemsize, 1, 132, pack_word_columns=True,
                               acc_itemsize=functors.acc_dtype.itemsize)
-            if cfg.word_columns or (cfg.stage is not None and cfg.stage.word_columns):  # (odd ones staged)
+            # (odd ones staged, or wide ones read from the words around them)
+            if cfg.word_columns or cfg.shifted_words or (cfg.stage is not None and cfg.stage.word_columns):
                 f = source.plan_functors(cfg, functors)
                 names.setdefault(f, set()).add(source.kernel_name(cfg, f))
     return names

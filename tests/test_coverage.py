@@ -27,7 +27,8 @@ SMALL = SimpleNamespace(BLOCK_THREADS=64, MAX_COL_SHARED_BYTES=8192, BLOCKS_PER_
                         STAGE_DIRECT_ROWS=4, STAGE_DIRECT_FOLDS=16, STAGE_DIRECT_ACC_BYTES=32, STAGE_DIRECT_REFOLDS=0.5,
                         STAGE_RAGGED_COLUMNS=True, STAGE_WORD_COLUMNS=True,
                         STAGE_WORD_COLUMN_RESIDUES=2, STAGE_BYTE_ROWS_MAX=16,
-                        STAGE_BYTE_ROWS_OVER_WORDS=True, STAGE_BYTE_ROWS_MAX_BANK_WAYS=4)
+                        STAGE_BYTE_ROWS_OVER_WORDS=True, STAGE_BYTE_ROWS_MAX_BANK_WAYS=4,
+                        SHIFTED_WORD_COLUMNS_MIN=64)
 
 
 def _offsets(shape, strides):
@@ -209,7 +210,8 @@ def check_words_coverage(view: np.ndarray, axes, sm_count: int, misalign: int, t
         assert _bytes_of_words(replay.reads) == _offsets(view.shape, strides), cfg
         writes = _bytes_of_words(replay.writes) if cfg.word_columns else replay.writes
         assert writes == _offsets(out.shape, list(out.strides)), cfg
-    elif cfg.stage is not None and (cfg.stage.word_folds or cfg.stage.word_columns or cfg.stage.byte_rows):
+    elif cfg.shifted_words or cfg.stage is not None and (cfg.stage.word_folds or cfg.stage.word_columns
+                                                         or cfg.stage.byte_rows):
         replay = Replay(cfg, 1, misalign).run()
         assert replay.reads == _offsets(view.shape, strides), cfg
         assert replay.writes == _offsets(out.shape, list(out.strides)), cfg
@@ -235,6 +237,25 @@ def test_odd_word_columns_read_every_byte_once(width):
                 if cfg.stage is not None and cfg.stage.word_columns:
                     seen.add(cfg.num_splits > 1)
     assert bool(seen) == (width != 513), (width, seen)
+
+
+@pytest.mark.parametrize("width", [65, 67, 257, 1025, 1026, 1027, 4095, 9999])
+def test_shifted_word_columns_read_every_byte_once(width):
+    """Bool columns off the word grid read four a word from the aligned words around them
+    (ReduceOuter's ShiftedWords): every byte read once, in its own row, from at most the two words
+    that hold its word; every column written once, the last word of a row byte by byte; at every
+    start in a word, rows flipped (an offset to the last row), a batch of them, split or not."""
+    seen = set()
+    for rows in (7, 301):
+        base = np.empty((2, rows, width), np.uint8)
+        for view, axes in ((base[0], (0,)), (base[0, ::-1], (0,)), (base, (1,)), (base, (0, 1))):
+            for sm_count, tuning in ((1, policy), (132, policy), (1, SMALL), (132, SMALL)):
+                for misalign in (0, 1, 2, 3):
+                    cfg = check_words_coverage(view, axes, sm_count, misalign, tuning)
+                    if cfg.shifted_words:
+                        seen.add(cfg.num_splits > 1)
+                        assert cfg.kernel == "outer" and cfg.shifted_words == width, cfg
+    assert seen >= ({True} if width < policy.SHIFTED_WORD_COLUMNS_MIN else {False, True}), seen
 
 
 def _bytes_of_words(counts: Counter) -> Counter:

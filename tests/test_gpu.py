@@ -242,8 +242,8 @@ def test_one_byte_columns_read_as_words(op, dtype, shape, axes, rng):
 
 #: 1-byte `any` / `all` of kept columns that are no whole words: staged, folded as words by residue
 #: (FoldWordColumns), the columns read off the residues' bytes; split and not, one row of residues
-#: per period up to 510 columns, two a thread at 257; 513 has too many residues and folds bytes.
-ODD_WORD_COLUMNS = [3, 5, 6, 7, 17, 33, 65, 255, 510, 257, 513]
+#: per period up to 510 columns, two a thread at 257 (wider ones: test_wide_columns_off_the_word_grid).
+ODD_WORD_COLUMNS = [3, 5, 6, 7, 17, 33, 65, 255, 510, 257]
 
 
 @pytest.mark.parametrize("width", ODD_WORD_COLUMNS)
@@ -255,8 +255,7 @@ def test_odd_columns_folded_as_words(op, dtype, width, rng):
     for shift in (0, 1, 3, 6):  # every span starts `shift` bytes into a word
         moved = cp.empty(x.size + shift, dtype=dtype)[shift:].reshape(x.shape)
         moved[...] = cp.asarray(x)
-        assert _plan_bytes(moved, (0,)).stage is not None and \
-            _plan_bytes(moved, (0,)).stage.word_columns == (width != 513), (width, shift)
+        assert _plan_bytes(moved, (0,)).stage.word_columns, (width, shift)
         check(op, run(op, moved, 0), x, 0)
         check(op, run(op, moved, 0, keepdims=True), x, 0, keepdims=True)
         first = cp.asnumpy(run(op, moved, 0))
@@ -264,6 +263,37 @@ def test_odd_columns_folded_as_words(op, dtype, width, rng):
     # a bool array over raw bytes: every nonzero byte is true, as in NumPy
     raw = np.where(x.view(np.uint8) != 0, rng.choice(np.array([1, 2, 0x80, 0xFF], np.uint8), size=x.shape), 0)
     check(op, run(op, cp.asarray(raw).view(dtype), 0), raw.view(dtype), 0)
+
+
+@pytest.mark.parametrize("width", [513, 1024, 1025, 1026, 1027, 2047, 4099])
+@pytest.mark.parametrize("dtype", [np.dtype(np.bool_), np.dtype(np.uint8)], ids=str)
+@pytest.mark.parametrize("op", ["any", "all"])
+def test_wide_columns_off_the_word_grid(op, dtype, width, rng):
+    """1-byte `any` / `all` of 512 or more kept columns off the word grid (W no multiple of 4, or
+    the rows start off it): four columns a word from the aligned words around them
+    (ReadWordsShifted), the row's last word stored byte by byte; split over rows and not, a batch
+    of such rows, results into `out` on the word grid and off it (bytes one by one), the same bits
+    every run, rows read from the last."""
+    for rows in (7, 3001):
+        x = _sparse_bytes(op, dtype, (rows, width), rng)
+        for shift in (0, 1, 2, 3):
+            xd = cp.empty(x.size + shift, dtype=dtype)[shift:].reshape(x.shape)
+            xd[...] = cp.asarray(x)
+            assert bool(_plan_bytes(xd, (0,)).shifted_words) == (width % 4 != 0 or shift != 0), (width, shift)
+            check(op, run(op, xd, 0), x, 0)
+            check(op, run(op, xd, 0, keepdims=True), x, 0, keepdims=True)
+            check(op, run(op, xd[::-1], 0), x[::-1], 0)  # from the last row (an offset in bytes)
+            first = cp.asnumpy(run(op, xd, 0))
+            assert (cp.asnumpy(run(op, xd, 0)) == first).all()
+            for out in (poisoned_like(width + 1, np.bool_)[1:], poisoned_like(width + 4, np.bool_)[4:]):
+                OPS[op][0](xd, axis=0, out=out)
+                check(op, cp.asnumpy(out), x, 0)
+    x = _sparse_bytes(op, dtype, (3, 501, width), rng)  # a batch: each row of results a word apart or not
+    for axes in ((1,), (0, 1)):
+        check(op, run(op, cp.asarray(x), axes), x, axes)
+    big = _sparse_bytes(op, dtype, (3, 5, 4 * width), rng)
+    view = cp.asarray(big)[:, :, 1:width + 1]  # rows of width off the grid, 4 * width apart
+    check(op, run(op, view, (1,)), big[:, :, 1:width + 1], (1,))
 
 
 def _sparse_bytes(op, dtype, shape, rng):

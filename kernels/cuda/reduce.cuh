@@ -68,6 +68,7 @@ struct OuterParams {
   long long rows_per_split;
   long long num_splits;            // gridDim.y
   long long index_offset;          // index in the reduced range of the element at offset 0 (flipped dims)
+  long long inner_bytes;           // ShiftedWords: bytes of the innermost kept dim (columns)
   const void* more_inputs[kps::kMaxInputs - 1];  // a transform of several inputs: the others, as x
 };
 
@@ -398,11 +399,18 @@ __device__ __forceinline__ void StoreColumns(typename Ep::out_t* dst, const type
   }
 }
 
+// ShiftedWords: a 1-byte `any` / `all` of kept columns whose rows start anywhere in a word (W no
+// multiple of 4): Tin is bytes, the offsets count bytes, and a column is a word of four of them
+// (VEC == 1), read from the aligned words around it (kps::ReadWordsShifted) and folded by the
+// functors over words (kps.word_columns); the results are words of four bools, the last one of a
+// row stored byte by byte.
 template <typename Tin, class R, class Tr, class Ep, int VEC, int NY, int BX, int BLOCK, int KND,
-          int RND, typename IndexT, bool VecIn, bool VecOut>
+          int RND, typename IndexT, bool VecIn, bool VecOut, bool ShiftedWords>
 __global__ void __launch_bounds__(BLOCK) ReduceOuter(const OuterParams<KND, RND, IndexT> p) {
+  static_assert(!ShiftedWords || (VEC == 1 && !VecIn && sizeof(Tin) == 1), "a word a thread, from bytes");
   using Acc = typename R::acc_t;
   using Tout = typename Ep::out_t;
+  using Elem = typename kps::Select<ShiftedWords, unsigned, Tin>::type;
   constexpr int kBY = BLOCK / BX;
   constexpr IndexT kStep = static_cast<IndexT>(kBY) * NY;  // rows per step
   __shared__ Acc smem[VEC * BLOCK];
@@ -426,15 +434,21 @@ __global__ void __launch_bounds__(BLOCK) ReduceOuter(const OuterParams<KND, RND,
 
     Acc acc[VEC];
     kps::Init(acc, R::Identity());
-    Tin raw[VEC * NY];
+    Elem raw[VEC * NY];
     Acc tile_acc[VEC * NY];
+    // ShiftedWords: the bytes of this column's word inside the row
+    const int word_bytes = ShiftedWords ? static_cast<int>(min(4ll, p.inner_bytes - 4 * static_cast<long long>(col))) : 0;
     IndexT r = r_begin + ty;
     if (ncols == VEC) {
       for (; r + (NY - 1) * kBY < r_end; r += kStep) {
         auto index = kps::AffineIndex<NY>(p.index_offset, 0, 0);  // a row's columns share its index
-        kps::ReadDataReduce<Tin, VEC, NY, false, VecIn>(raw, index, src, p.red, r, static_cast<IndexT>(kBY),
-                                                        p.inner_in_stride, VEC, NY);
-        kps::ElementwiseUnary<Acc, Tin, VEC, NY, Tr, false>(tile_acc, raw, VEC, NY, R::Identity(), index);
+        if constexpr (ShiftedWords) {
+          kps::ReadWordsShifted<NY, false>(raw, index, src, p.red, r, static_cast<IndexT>(kBY), word_bytes, NY);
+        } else {
+          kps::ReadDataReduce<Tin, VEC, NY, false, VecIn>(raw, index, src, p.red, r, static_cast<IndexT>(kBY),
+                                                          p.inner_in_stride, VEC, NY);
+        }
+        kps::ElementwiseUnary<Acc, Elem, VEC, NY, Tr, false>(tile_acc, raw, VEC, NY, R::Identity(), index);
         kps::Reduce<R, VEC, NY>(acc, tile_acc);
       }
     }
@@ -442,9 +456,13 @@ __global__ void __launch_bounds__(BLOCK) ReduceOuter(const OuterParams<KND, RND,
       for (; r < r_end; r += kStep) {
         const int num_y = static_cast<int>(min(static_cast<IndexT>(NY), (r_end - r + kBY - 1) / kBY));
         auto index = kps::AffineIndex<NY>(p.index_offset, 0, 0);
-        kps::ReadDataReduce<Tin, VEC, NY, true, false>(raw, index, src, p.red, r, static_cast<IndexT>(kBY),
-                                                       p.inner_in_stride, ncols, num_y);
-        kps::ElementwiseUnary<Acc, Tin, VEC, NY, Tr, true>(tile_acc, raw, ncols, num_y, R::Identity(), index);
+        if constexpr (ShiftedWords) {
+          kps::ReadWordsShifted<NY, true>(raw, index, src, p.red, r, static_cast<IndexT>(kBY), word_bytes, num_y);
+        } else {
+          kps::ReadDataReduce<Tin, VEC, NY, true, false>(raw, index, src, p.red, r, static_cast<IndexT>(kBY),
+                                                         p.inner_in_stride, ncols, num_y);
+        }
+        kps::ElementwiseUnary<Acc, Elem, VEC, NY, Tr, true>(tile_acc, raw, ncols, num_y, R::Identity(), index);
         kps::Reduce<R, VEC, NY>(acc, tile_acc);
       }
     }
@@ -473,8 +491,14 @@ __global__ void __launch_bounds__(BLOCK) ReduceOuter(const OuterParams<KND, RND,
       kps::BlockReduceY<R, VEC, BX, BLOCK>(acc, smem);
     }
     if (ty == 0 && ncols > 0) {
-      StoreColumns<Ep, VEC, VecOut>(y + out_off + col * p.inner_out_stride, acc, p.inner_out_stride,
-                                    ncols, p.count);
+      if (ShiftedWords && word_bytes < 4) {  // the row's last columns: their bytes of the word alone
+        const unsigned bools = static_cast<unsigned>(Ep::Apply(acc[0], p.count));
+        unsigned char* dst = reinterpret_cast<unsigned char*>(y + out_off + col);
+        for (int b = 0; b < word_bytes; ++b) dst[b] = static_cast<unsigned char>(bools >> (8 * b));
+      } else {
+        StoreColumns<Ep, VEC, VecOut>(y + out_off + col * p.inner_out_stride, acc, p.inner_out_stride,
+                                      ncols, p.count);
+      }
     }
   }
 }

@@ -221,6 +221,31 @@ __device__ __forceinline__ void ReadDataReduce(T (&dst)[NX * NY], TileIndex<NY>&
   }
 }
 
+// ReadDataReduce of one word a row from a 1-byte input whose rows start anywhere in a word (kept
+// columns of a 1-byte `any` / `all`, W wide, W no multiple of 4): row y's four bytes at
+// src + calc.Offset(first + y * step) come from the aligned word that holds the first, and the next
+// one only where the `num_bytes` wanted pass it, funnel-shifted into place. Bytes past num_bytes
+// are whatever lies there (their columns are never stored).
+template <int NY, bool IsBoundary, class Calc, typename IndexT>
+__device__ __forceinline__ void ReadWordsShifted(unsigned (&dst)[NY], TileIndex<NY>& index, const unsigned char* src,
+                                                 const Calc& calc, IndexT first, IndexT step, int num_bytes,
+                                                 int num_y) {
+#pragma unroll
+  for (int y = 0; y < NY; ++y) {
+    if (!IsBoundary || y < num_y) {
+      long long offset, position;
+      calc.Get(first + static_cast<IndexT>(y) * step, offset, position);
+      index.row[y] += position;
+      const unsigned long long addr = Address(src + offset);
+      const unsigned shift = static_cast<unsigned>(addr & 3u);
+      const unsigned* word = reinterpret_cast<const unsigned*>(addr - shift);
+      const unsigned lo = word[0];
+      const unsigned hi = shift + num_bytes > 4 ? word[1] : 0u;
+      dst[y] = __funnelshift_r(lo, hi, 8 * shift);
+    }
+  }
+}
+
 // Tile element (y, x) = src[y * stride_y + x * stride_x], read through L2: partials that other
 // blocks of the same launch wrote (L1 is not coherent across SMs). Slots outside num_x / num_y hold
 // `identity`. All NX * NY loads are issued before any is used, so a split's combine costs one round

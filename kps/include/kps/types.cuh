@@ -149,6 +149,12 @@ struct PtrOf<Pack<T, Rest...>> {
 template <typename T>
 using Ptr = typename PtrOf<T>::type;
 
+// Select<B, T, F>::type: T where B holds, else F (std::conditional, which NVRTC does not ship).
+template <bool B, typename T, typename F>
+struct Select { using type = T; };
+template <typename T, typename F>
+struct Select<false, T, F> { using type = F; };
+
 // Several results of one output (an epilogue of several expressions: mean and variance), stored
 // side by side.
 template <typename T, int N>
