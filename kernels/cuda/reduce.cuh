@@ -491,14 +491,16 @@ __global__ void __launch_bounds__(BLOCK) ReduceOuter(const OuterParams<KND, RND,
       kps::BlockReduceY<R, VEC, BX, BLOCK>(acc, smem);
     }
     if (ty == 0 && ncols > 0) {
-      if (ShiftedWords && word_bytes < 4) {  // the row's last columns: their bytes of the word alone
-        const unsigned bools = static_cast<unsigned>(Ep::Apply(acc[0], p.count));
-        unsigned char* dst = reinterpret_cast<unsigned char*>(y + out_off + col);
-        for (int b = 0; b < word_bytes; ++b) dst[b] = static_cast<unsigned char>(bools >> (8 * b));
-      } else {
-        StoreColumns<Ep, VEC, VecOut>(y + out_off + col * p.inner_out_stride, acc, p.inner_out_stride,
-                                      ncols, p.count);
+      if constexpr (ShiftedWords) {
+        if (word_bytes < 4) {  // the row's last columns: their bytes of the word alone
+          const unsigned bools = static_cast<unsigned>(Ep::Apply(acc[0], p.count));
+          unsigned char* dst = reinterpret_cast<unsigned char*>(y + out_off + col);
+          for (int b = 0; b < word_bytes; ++b) dst[b] = static_cast<unsigned char>(bools >> (8 * b));
+          continue;
+        }
       }
+      StoreColumns<Ep, VEC, VecOut>(y + out_off + col * p.inner_out_stride, acc, p.inner_out_stride, ncols,
+                                    p.count);
     }
   }
 }
