@@ -314,7 +314,8 @@ def plan(
     word_folds = pack_words and itemsize == 1 and use_inner  # (words=True has made itemsize 4)
     # (word_columns=True has made itemsize 4: these are the odd columns it leaves in bytes)
     odd_word_columns = pack_word_columns and itemsize == 1 and out_itemsize == 1 and tuning.STAGE_WORD_COLUMNS
-    if not shifted and vector_loads and inputs == 1 and _wants_stage(kept, red, use_inner, itemsize, in_base, tuning, word_folds):
+    if (not shifted and vector_loads and inputs == 1
+            and _wants_stage(kept, red, use_inner, itemsize, in_base, tuning, word_folds)):
         staged = _plan_staged(kept, red, itemsize, target, split_target, sm_count, tuning, tuning.STAGE_VECTORS,
                               word_folds, odd_word_columns, in_base)
         if staged is not None and staged[0].direct and tuning.STAGE_VECTORS_DIRECT != tuning.STAGE_VECTORS:

@@ -45,8 +45,9 @@ def kernel_name(cfg: ReduceConfig, functors: Functors) -> str:
         ]
         return f"kernels::ReduceStaged<{', '.join(map(str, args))}>"
     args = [
-        "unsigned char" if cfg.shifted_words else functors.input_type, functors.reduce_struct, functors.transform_struct,
-        functors.epilogue_struct, cfg.vec, cfg.ny, cfg.lanes, cfg.block, len(cfg.kept), len(cfg.red_calc), index_t,
+        "unsigned char" if cfg.shifted_words else functors.input_type,  # (shifted words: bytes, folded as words)
+        functors.reduce_struct, functors.transform_struct, functors.epilogue_struct, cfg.vec, cfg.ny, cfg.lanes,
+        cfg.block, len(cfg.kept), len(cfg.red_calc), index_t,
     ]
     if cfg.kernel == "inner":
         args.insert(8, cfg.min_blocks)
