@@ -137,8 +137,8 @@ class Launch:
         self._args = (ctypes.c_void_p * 1)(ctypes.addressof(self._params))
         self._args_ptr = ctypes.addressof(self._args)
         self._call_lock = threading.Lock()
-        # flipped reduced dims (shifted words address bytes, though their functors take words)
-        self._x_offset = cfg.in_offset * (1 if cfg.shifted_words else functors.in_dtype.itemsize)
+        # flipped reduced dims (in bytes where the kernel reads bytes its word functors fold)
+        self._x_offset = cfg.in_offset * (1 if source.reads_bytes(cfg) else functors.in_dtype.itemsize)
         self._more_offsets = [cfg.in_offset * d.itemsize for d in functors.more_dtypes]
         self._more_slots = len(values) - MORE_INPUTS
         if cfg.num_splits > 1 and cfg.grid[0] * 4 > _COUNTER_BYTES:

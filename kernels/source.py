@@ -30,24 +30,31 @@ def plan_functors(cfg: ReduceConfig, functors: Functors) -> Functors:
     return functors
 
 
+def reads_bytes(cfg: ReduceConfig) -> bool:
+    """Whether the plan's kernel reads a 1-byte input as bytes while its functors fold words (a
+    staged span's `word_folds`, `word_columns` or `byte_rows`; ReduceOuter's `shifted_words`): its
+    input type is bytes, and every offset of the plan counts bytes."""
+    st = cfg.stage
+    return bool(cfg.shifted_words) or (st is not None and bool(st.word_folds or st.word_columns or st.byte_rows))
+
+
 def kernel_name(cfg: ReduceConfig, functors: Functors) -> str:
     """`kernels::ReduceInner<...>`, `ReduceOuter<...>` or `ReduceStaged<...>` for this plan and the
     functors it runs (`plan_functors`)."""
     index_t = "unsigned int" if cfg.index_bits == 32 else "unsigned long long"
+    input_type = "unsigned char" if reads_bytes(cfg) else functors.input_type
     if cfg.kernel == "staged":
         st = cfg.stage
-        in_bytes = st.word_folds or st.word_columns or st.byte_rows  # (their functors take words)
         args = [
-            "unsigned char" if in_bytes else functors.input_type, functors.reduce_struct,
-            functors.transform_struct, functors.epilogue_struct, st.vectors, cfg.ny, cfg.lanes, st.slots_per_thread,
+            input_type, functors.reduce_struct, functors.transform_struct, functors.epilogue_struct, st.vectors,
+            cfg.ny, cfg.lanes, st.slots_per_thread,
             str(st.lanes_adjacent).lower(), cfg.block, len(cfg.kept), len(cfg.red), len(st.slots), len(st.folds),
             index_t, str(st.word_folds).lower(), str(st.word_columns).lower(), st.byte_rows,
         ]
         return f"kernels::ReduceStaged<{', '.join(map(str, args))}>"
     args = [
-        "unsigned char" if cfg.shifted_words else functors.input_type,  # (shifted words: bytes, folded as words)
-        functors.reduce_struct, functors.transform_struct, functors.epilogue_struct, cfg.vec, cfg.ny, cfg.lanes,
-        cfg.block, len(cfg.kept), len(cfg.red_calc), index_t,
+        input_type, functors.reduce_struct, functors.transform_struct, functors.epilogue_struct, cfg.vec, cfg.ny,
+        cfg.lanes, cfg.block, len(cfg.kept), len(cfg.red_calc), index_t,
     ]
     if cfg.kernel == "inner":
         args.insert(8, cfg.min_blocks)

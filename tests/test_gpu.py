@@ -9,7 +9,7 @@ import pytest
 
 import kps
 import ops
-from kernels import config
+from kernels import config, source
 
 from helpers import DTYPES, OPS, check, check_or_raises, data
 
@@ -294,6 +294,26 @@ def test_wide_columns_off_the_word_grid(op, dtype, width, rng):
     big = _sparse_bytes(op, dtype, (3, 5, 4 * width), rng)
     view = cp.asarray(big)[:, :, 1:width + 1]  # rows of width off the grid, 4 * width apart
     check(op, run(op, view, (1,)), big[:, :, 1:width + 1], (1,))
+
+
+#: Flipped reduced dims on the paths whose kernels read bytes their word functors fold: rows folded as
+#: words (short, long, two dims), odd columns by residue, shifted word columns.
+FLIPPED_BYTE_VIEWS = [((3000, 7), np.s_[:, ::-1], (1,)), ((50, 3000), np.s_[:, ::-1], (1,)),
+                      ((300, 7, 5), np.s_[:, ::-1, ::-1], (1, 2)), ((3000, 33), np.s_[::-1], (0,)),
+                      ((3000, 1025), np.s_[::-1], (0,))]
+
+
+@pytest.mark.parametrize("shape,index,axes", FLIPPED_BYTE_VIEWS, ids=str)
+@pytest.mark.parametrize("op", ["any", "all"])
+def test_flipped_views_read_as_bytes(op, shape, index, axes, rng):
+    """The offset to a flipped view's first element counts bytes where the kernel reads bytes (once
+    it counted words there: a misaligned address)."""
+    x = _sparse_bytes(op, np.dtype(np.bool_), shape, rng)
+    view = cp.asarray(x)[index]
+    cfg = _plan_bytes(view, axes)
+    assert source.reads_bytes(cfg) and cfg.in_offset != 0, cfg
+    check(op, run(op, view, axes), x[index], axes)
+    check(op, run(op, view, axes, keepdims=True), x[index], axes, keepdims=True)
 
 
 def _sparse_bytes(op, dtype, shape, rng):
