@@ -695,22 +695,24 @@ def _packs_words(kept, red, in_offset: int, in_misalign: int) -> bool:
 
 def _packs_word_columns(kept, red, in_offset: int, in_misalign: int, out_align: int) -> bool:
     """Whether a 1-byte input's innermost kept dim reads and writes as aligned uint32 words of four
-    columns: contiguous in and out, whole words long, every other stride, the offset and both
-    addresses whole words."""
-    inner = kept[-1]
-    return (inner.in_stride == 1 and inner.out_stride == 1 and inner.size % 4 == 0 and in_offset % 4 == 0
-            and out_align % 4 == 0 and _aligned(in_misalign, [d.in_stride for d in kept[:-1] + red if d.size > 1], 1, 4)
-            and _aligned(0, [d.out_stride for d in kept[:-1] if d.size > 1], 1, 4))
+    columns: whole words of results (`_word_results`), whole words long, every other stride, the
+    offset and the input's address whole words."""
+    return (_word_results(kept, out_align) and kept[-1].size % 4 == 0 and in_offset % 4 == 0
+            and _aligned(in_misalign, [d.in_stride for d in kept[:-1] + red if d.size > 1], 1, 4))
 
 
 def _shifts_word_columns(kept, out_align: int, tuning) -> bool:
     """Whether a 1-byte `any` / `all` whose innermost kept dim is contiguous bytes off the word grid
     (or W no multiple of 4) and at least SHIFTED_WORD_COLUMNS_MIN wide reads them as words from the
-    aligned words around them (kps::ReadWordsShifted), writing whole words of results: contiguous
-    out, the result's start and its other strides whole words."""
-    inner = kept[-1] if kept else None
-    return (inner is not None and inner.in_stride == 1 and inner.out_stride == 1
-            and inner.size >= tuning.SHIFTED_WORD_COLUMNS_MIN and out_align % 4 == 0
+    aligned words around them (kps::ReadWordsShifted), writing whole words of results."""
+    return bool(kept) and _word_results(kept, out_align) and kept[-1].size >= tuning.SHIFTED_WORD_COLUMNS_MIN
+
+
+def _word_results(kept, out_align: int) -> bool:
+    """Whether the innermost kept dim is contiguous in and out and its results can be written as
+    words of four: the result's start and its other strides whole words."""
+    inner = kept[-1]
+    return (inner.in_stride == 1 and inner.out_stride == 1 and out_align % 4 == 0
             and _aligned(0, [d.out_stride for d in kept[:-1] if d.size > 1], 1, 4))
 
 

@@ -399,6 +399,29 @@ __device__ __forceinline__ void StoreColumns(typename Ep::out_t* dst, const type
   }
 }
 
+// One step of ReduceOuter down its rows: NY rows of the thread's VEC columns from `first` on, `step`
+// apart (vectors where VecIn, outside the boundary; ShiftedWords: the word of four byte columns at
+// the thread's column, kps::ReadWordsShifted), transformed and folded into acc. Where IsBoundary
+// only num_x columns and num_y rows.
+template <class R, class Tr, typename Tin, typename Elem, int VEC, int NY, bool IsBoundary, bool VecIn,
+          bool ShiftedWords, class Src, class Calc, typename IndexT>
+__device__ __forceinline__ void FoldColumnRows(typename R::acc_t (&acc)[VEC], Src src, const Calc& rows, IndexT first,
+                                               IndexT step, long long index_offset, long long stride_x,
+                                               int word_bytes, int num_x, int num_y) {
+  using Acc = typename R::acc_t;
+  Elem raw[VEC * NY];
+  Acc tile_acc[VEC * NY];
+  auto index = kps::AffineIndex<NY>(index_offset, 0, 0);  // a row's columns share its index
+  if constexpr (ShiftedWords) {
+    kps::ReadWordsShifted<NY, IsBoundary>(raw, index, src, rows, first, step, word_bytes, num_y);
+  } else {
+    kps::ReadDataReduce<Tin, VEC, NY, IsBoundary, VecIn && !IsBoundary>(raw, index, src, rows, first, step, stride_x,
+                                                                         num_x, num_y);
+  }
+  kps::ElementwiseUnary<Acc, Elem, VEC, NY, Tr, IsBoundary>(tile_acc, raw, num_x, num_y, R::Identity(), index);
+  kps::Reduce<R, VEC, NY>(acc, tile_acc);
+}
+
 // ShiftedWords: a 1-byte `any` / `all` of kept columns whose rows start anywhere in a word (W no
 // multiple of 4): Tin is bytes, the offsets count bytes, and a column is a word of four of them
 // (VEC == 1), read from the aligned words around it (kps::ReadWordsShifted) and folded by the
@@ -434,36 +457,20 @@ __global__ void __launch_bounds__(BLOCK) ReduceOuter(const OuterParams<KND, RND,
 
     Acc acc[VEC];
     kps::Init(acc, R::Identity());
-    Elem raw[VEC * NY];
-    Acc tile_acc[VEC * NY];
     // ShiftedWords: the bytes of this column's word inside the row
     const int word_bytes = ShiftedWords ? static_cast<int>(min(4ll, p.inner_bytes - 4 * static_cast<long long>(col))) : 0;
     IndexT r = r_begin + ty;
     if (ncols == VEC) {
       for (; r + (NY - 1) * kBY < r_end; r += kStep) {
-        auto index = kps::AffineIndex<NY>(p.index_offset, 0, 0);  // a row's columns share its index
-        if constexpr (ShiftedWords) {
-          kps::ReadWordsShifted<NY, false>(raw, index, src, p.red, r, static_cast<IndexT>(kBY), word_bytes, NY);
-        } else {
-          kps::ReadDataReduce<Tin, VEC, NY, false, VecIn>(raw, index, src, p.red, r, static_cast<IndexT>(kBY),
-                                                          p.inner_in_stride, VEC, NY);
-        }
-        kps::ElementwiseUnary<Acc, Elem, VEC, NY, Tr, false>(tile_acc, raw, VEC, NY, R::Identity(), index);
-        kps::Reduce<R, VEC, NY>(acc, tile_acc);
+        FoldColumnRows<R, Tr, Tin, Elem, VEC, NY, false, VecIn, ShiftedWords>(
+            acc, src, p.red, r, static_cast<IndexT>(kBY), p.index_offset, p.inner_in_stride, word_bytes, VEC, NY);
       }
     }
     if (ncols > 0) {
       for (; r < r_end; r += kStep) {
         const int num_y = static_cast<int>(min(static_cast<IndexT>(NY), (r_end - r + kBY - 1) / kBY));
-        auto index = kps::AffineIndex<NY>(p.index_offset, 0, 0);
-        if constexpr (ShiftedWords) {
-          kps::ReadWordsShifted<NY, true>(raw, index, src, p.red, r, static_cast<IndexT>(kBY), word_bytes, num_y);
-        } else {
-          kps::ReadDataReduce<Tin, VEC, NY, true, false>(raw, index, src, p.red, r, static_cast<IndexT>(kBY),
-                                                         p.inner_in_stride, ncols, num_y);
-        }
-        kps::ElementwiseUnary<Acc, Elem, VEC, NY, Tr, true>(tile_acc, raw, ncols, num_y, R::Identity(), index);
-        kps::Reduce<R, VEC, NY>(acc, tile_acc);
+        FoldColumnRows<R, Tr, Tin, Elem, VEC, NY, true, VecIn, ShiftedWords>(
+            acc, src, p.red, r, static_cast<IndexT>(kBY), p.index_offset, p.inner_in_stride, word_bytes, ncols, num_y);
       }
     }
     kps::BlockReduceY<R, VEC, BX, BLOCK>(acc, smem);

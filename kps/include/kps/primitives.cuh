@@ -195,30 +195,40 @@ __device__ __forceinline__ void ReadDataVecLanes(Pack<H, Rest...> (&dst)[NX * NY
   }
 }
 
-// Row y at src + calc.Offset(first + y * step): the reduced dims need not be one stride.
-// Along x either one aligned vector (Vectorized, boundary only along y) or NX strided elements.
-// Each row's index in the reduced range, the calculator's second stride, is added to index.row[y].
-template <typename T, int NX, int NY, bool IsBoundary, bool Vectorized, class Calc, typename IndexT, typename Src>
-__device__ __forceinline__ void ReadDataReduce(T (&dst)[NX * NY], TileIndex<NY>& index, Src src,
-                                               const Calc& calc, IndexT first, IndexT step,
-                                               long long stride_x, int num_x, int num_y) {
+// The rows of a tile: row y's offset is calc.Offset(first + y * step) (the reduced dims need not be
+// one stride), every row or, where IsBoundary, those below num_y; each row's index in the reduced
+// range, the calculator's second stride, is added to index.row[y], and read(y, offset) loads it.
+template <int NY, bool IsBoundary, class Calc, typename IndexT, class Read>
+__device__ __forceinline__ void ForEachTileRow(TileIndex<NY>& index, const Calc& calc, IndexT first, IndexT step,
+                                               int num_y, Read read) {
 #pragma unroll
   for (int y = 0; y < NY; ++y) {
     if (!IsBoundary || y < num_y) {
       long long offset, position;
       calc.Get(first + static_cast<IndexT>(y) * step, offset, position);
       index.row[y] += position;
-      const auto row = src + offset;
-      if constexpr (Vectorized) {
-        ReadVectorRow<T, NX, NY>(dst, y, row);
-      } else {
-#pragma unroll
-        for (int x = 0; x < NX; ++x) {
-          if (!IsBoundary || x < num_x) dst[y * NX + x] = row[x * stride_x];
-        }
-      }
+      read(y, offset);
     }
   }
+}
+
+// Row y at src + calc.Offset(first + y * step) (ForEachTileRow): along x either one aligned vector
+// (Vectorized, boundary only along y) or NX strided elements.
+template <typename T, int NX, int NY, bool IsBoundary, bool Vectorized, class Calc, typename IndexT, typename Src>
+__device__ __forceinline__ void ReadDataReduce(T (&dst)[NX * NY], TileIndex<NY>& index, Src src,
+                                               const Calc& calc, IndexT first, IndexT step,
+                                               long long stride_x, int num_x, int num_y) {
+  ForEachTileRow<NY, IsBoundary>(index, calc, first, step, num_y, [&](int y, long long offset) {
+    const auto row = src + offset;
+    if constexpr (Vectorized) {
+      ReadVectorRow<T, NX, NY>(dst, y, row);
+    } else {
+#pragma unroll
+      for (int x = 0; x < NX; ++x) {
+        if (!IsBoundary || x < num_x) dst[y * NX + x] = row[x * stride_x];
+      }
+    }
+  });
 }
 
 // ReadDataReduce of one word a row from a 1-byte input whose rows start anywhere in a word (kept
@@ -230,20 +240,14 @@ template <int NY, bool IsBoundary, class Calc, typename IndexT>
 __device__ __forceinline__ void ReadWordsShifted(unsigned (&dst)[NY], TileIndex<NY>& index, const unsigned char* src,
                                                  const Calc& calc, IndexT first, IndexT step, int num_bytes,
                                                  int num_y) {
-#pragma unroll
-  for (int y = 0; y < NY; ++y) {
-    if (!IsBoundary || y < num_y) {
-      long long offset, position;
-      calc.Get(first + static_cast<IndexT>(y) * step, offset, position);
-      index.row[y] += position;
-      const unsigned long long addr = Address(src + offset);
-      const unsigned shift = static_cast<unsigned>(addr & 3u);
-      const unsigned* word = reinterpret_cast<const unsigned*>(addr - shift);
-      const unsigned lo = word[0];
-      const unsigned hi = shift + num_bytes > 4 ? word[1] : 0u;
-      dst[y] = __funnelshift_r(lo, hi, 8 * shift);
-    }
-  }
+  ForEachTileRow<NY, IsBoundary>(index, calc, first, step, num_y, [&](int y, long long offset) {
+    const unsigned long long addr = Address(src + offset);
+    const unsigned shift = static_cast<unsigned>(addr & 3u);
+    const unsigned* word = reinterpret_cast<const unsigned*>(addr - shift);
+    const unsigned lo = word[0];
+    const unsigned hi = shift + num_bytes > 4 ? word[1] : 0u;
+    dst[y] = __funnelshift_r(lo, hi, 8 * shift);
+  });
 }
 
 // Tile element (y, x) = src[y * stride_y + x * stride_x], read through L2: partials that other
