@@ -9,49 +9,23 @@ are not looked at.
 """
 from __future__ import annotations
 
-import math
 import warnings
 
 import numpy as np
 
 import kps
-from kernels import capturing
+from kernels import capturing, look
 from kps import extrema, nan, norms
 
 from . import dask_backend, interop
 from .api import _arg, _cupy, _is_cupy, _named, _run, _table, _welford
 
 
-#: GPU results of at most this many elements are looked at on the host: one small copy back costs
-#: less than the two more kernels of a look on the device (measured: nanmax over NCHW's 64 outputs
-#: 1079 -> 1341 GB/s); a larger pageable copy costs more (65536 outputs: 2702 -> 2275 GB/s).
-HOST_LOOK_ELEMENTS = 1024
-
-
 def _in_capture(r) -> bool:
     """Whether a CUDA graph is being captured on the stream the GPU result `r` was made on."""
     if interop.is_torch(r):
-        return r.is_cuda and interop.torch_module().cuda.is_current_stream_capturing()
+        return interop.torch_module().cuda.is_current_stream_capturing()
     return capturing(_cupy().cuda.get_current_stream().ptr)
-
-
-def _looks(result, test) -> bool:
-    """Whether `test` (an elementwise predicate, NumPy / CuPy / torch alike) holds anywhere in the
-    result (or a tuple of results). Inside a CUDA graph capture a GPU result holds no values yet:
-    nothing is looked at (no warning, no error), and the capture stays free of host syncs."""
-    for r in result if isinstance(result, tuple) else (result,):
-        if dask_backend.is_dask(r):
-            continue
-        if interop.is_torch(r) or _is_cupy(r):
-            if _in_capture(r):
-                continue
-            if math.prod(r.shape) <= HOST_LOOK_ELEMENTS:
-                r = r.get() if _is_cupy(r) else r.cpu()
-        else:
-            r = np.asarray(r)
-        if bool(test(r).any()):
-            return True
-    return False
 
 
 def _isnan(r):
@@ -62,10 +36,52 @@ def _isnan(r):
     return np.isnan(r) if r.dtype.kind in "fc" else np.zeros(r.shape, dtype=bool)
 
 
+#: What a look looks for, as an elementwise test (NumPy, CuPy and torch alike) where no look
+#: kernel answers: NumPy results, non-contiguous `out=` views.
+_TESTS = {look.NAN: _isnan, look.LARGEST_INDEX: lambda r: r == nan.NO_INDEX}
+
+
+def _look_on_gpu(r, kind: str):
+    """`look.any_match` over a contiguous CuPy array or CUDA tensor, on the stream it was made on;
+    None where the kernel has no answer."""
+    if interop.is_torch(r):
+        if not r.is_contiguous():
+            return None
+        stream = interop.torch_module().cuda.current_stream(r.device).cuda_stream
+        return look.any_match(kind, r.data_ptr(), r.numel(), interop.kernel_dtype(r.dtype), stream, r.device.index)
+    if not r.flags.c_contiguous:
+        return None
+    return look.any_match(kind, r.data.ptr, r.size, r.dtype, _cupy().cuda.get_current_stream().ptr,
+                          r.data.device_id)
+
+
+def _looks(result, kind: str) -> bool:
+    """Whether any value of the result (or of a tuple of results) is `kind` (`look.NAN`, or
+    `look.LARGEST_INDEX`: the index an all-NaN slice keeps). A GPU result is looked at where it is,
+    by kernels/look.py (one small kernel and a wait for the stream: no copy of the result comes
+    back); inside a CUDA graph capture it holds no values yet, so nothing is looked at (no warning,
+    no error) and the capture stays free of host syncs."""
+    for r in result if isinstance(result, tuple) else (result,):
+        if dask_backend.is_dask(r):
+            continue
+        found = None
+        if (interop.is_torch(r) and r.is_cuda) or _is_cupy(r):
+            if _in_capture(r):
+                continue
+            found = _look_on_gpu(r, kind)
+        elif not interop.is_torch(r):
+            r = np.asarray(r)
+        if found is None:
+            found = bool(_TESTS[kind](r).any())
+        if found:
+            return True
+    return False
+
+
 def _warns(message: str):
     """The look after a call that warns as NumPy does where a result is NaN."""
     def after(result):
-        if _looks(result, _isnan):
+        if _looks(result, look.NAN):
             warnings.warn(message, RuntimeWarning, stacklevel=3)
         return result
     return after
@@ -134,7 +150,7 @@ reduce_nanstd = _welford(
 
 def _all_nan_raises(result):
     """An index the identity kept: the slice held nothing but NaN (NumPy's ValueError)."""
-    if _looks(result, lambda r: r == nan.NO_INDEX):
+    if _looks(result, look.LARGEST_INDEX):
         raise ValueError("All-NaN slice encountered")
     return result
 

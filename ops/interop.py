@@ -73,6 +73,11 @@ def _numpy_dtype(t_dtype):
         raise TypeError(f"x: unsupported dtype {t_dtype}") from None
 
 
+def kernel_dtype(t_dtype) -> np.dtype:
+    """The dtype the kernels see for a torch dtype (bfloat16 itself, not its uint16 storage)."""
+    return _numpy_dtype(t_dtype)[1]
+
+
 def _torch_dtype(np_dtype):
     import torch
 

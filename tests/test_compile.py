@@ -15,7 +15,7 @@ import pytest
 
 import kps
 from inputs_helpers import FMA, ROSENBROCK
-from kernels import config, source
+from kernels import config, look, source
 from kps import raw
 
 nvrtc = pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
@@ -202,6 +202,12 @@ def test_every_raw_state_specialisation_compiles_for_sm_90():
     with ProcessPoolExecutor(max(1, min(len(jobs), os.cpu_count() or 1))) as pool:
         counts = list(pool.map(_compile_raw, jobs))
     assert len(counts) == len(jobs) and min(counts) >= 4
+
+
+def test_the_look_kernels_compile_for_sm_90():
+    """kernels/look.py's kernel, one per result width."""
+    prog = kps.compile_program(look.SOURCE, list(look.NAMES.values()), "sm_90", [source.INCLUDE_DIR])
+    assert sorted(prog.lowered) == sorted(look.NAMES.values()) and prog.cubin
 
 
 def test_compile_error_names_the_functor_line():

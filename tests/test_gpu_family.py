@@ -92,6 +92,50 @@ def test_all_nan_slices_warn_on_the_gpu(name):
         ops.reduce_nanargmax(cp.asarray(x), axis=1)
 
 
+def _runtime_warnings(fn):
+    """fn()'s result and the RuntimeWarnings' messages it gave."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = fn()
+    return result, [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+
+
+@pytest.mark.parametrize("where", [None, 0, -1], ids=["nowhere", "first", "last"])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64], ids=lambda d: np.dtype(d).name)
+def test_the_look_finds_an_all_nan_slice_among_many_results(dtype, where):
+    """300,001 results, more than one stride of the look kernel's grid: a slice of nothing but NaN
+    first, last or nowhere (kernels/look.py), on a stream of its own, into a fresh result and into
+    a strided `out` (looked at elementwise)."""
+    x = np.random.default_rng(9).standard_normal((300_001, 3)).astype(dtype)
+    if where is not None:
+        x[where] = np.nan
+    expect = ["All-NaN slice encountered"] if where is not None else []
+    with cp.cuda.Stream(non_blocking=True):
+        xd = cp.asarray(x)
+        strided = cp.full(2 * x.shape[0], -1.0, dtype)[::2]
+        for out in (None, strided):
+            got, said = _runtime_warnings(lambda: ops.reduce_nanmax(xd, axis=1, out=out))
+            assert said == expect
+            np.testing.assert_array_equal(cp.asnumpy(got), _runtime_warnings(lambda: np.nanmax(x, axis=1))[0])
+        if where is None:
+            np.testing.assert_array_equal(cp.asnumpy(ops.reduce_nanargmax(xd, axis=1)), np.nanargmax(x, axis=1))
+        else:
+            with pytest.raises(ValueError, match="All-NaN slice encountered"):
+                ops.reduce_nanargmax(xd, axis=1)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_the_look_reads_torch_results_on_torchs_stream(dtype):
+    torch = pytest.importorskip("torch")
+    x = torch.randn(4097, 65, device="cuda").to(getattr(torch, dtype))
+    x[4096] = float("nan")
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        got, said = _runtime_warnings(lambda: ops.reduce_nanmin(x, axis=1))
+        assert said == ["All-NaN slice encountered"] and got.isnan().sum().item() == 1 and got[4096].isnan().item()
+        assert _runtime_warnings(lambda: ops.reduce_nanmin(x[:4096], axis=1))[1] == []
+
+
 @pytest.mark.parametrize("shape,axes", PATH_SHAPES, ids=str)
 @pytest.mark.parametrize("dtype", [np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.float64), np.dtype(np.int32)],
                          ids=lambda d: d.name)

@@ -1,0 +1,88 @@
+"""The look after a reduction, for NumPy's all-NaN rules: whether any GPU result is NaN, or any
+index is int64's largest (the index an all-NaN slice keeps).
+
+One small kernel (kernels/cuda/look.cuh) reads the results where they are and sets a word of this
+thread's pinned host memory where one matches; the host waits for the stream and reads the word.
+Copying the results back cost more (measured on the H100, nanmax over 256M float32: 381 us with
+a copy of its one result, 374 us with the look kernel, 371 us for the synchronisation alone).
+"""
+from __future__ import annotations
+
+import ctypes
+import threading
+
+import numpy as np
+
+from kps import cache, compiler
+
+from .source import INCLUDE_DIR
+
+NAN = "nan"
+LARGEST_INDEX = "largest index"
+
+#: The program and its kernels, one per result width (the kernel compares bits).
+SOURCE = '#include "look.cuh"\n'
+NAMES = {n: f"kernels::AnyAbove<{t}>" for n, t in {2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}.items()}
+_BLOCK = 256
+_MAX_BLOCKS = 1024
+
+#: (every bit but the sign, the infinity's bits) of each float: NaN is above the infinity.
+_NAN_BITS = {"float16": (0x7FFF, 0x7C00), "bfloat16": (0x7FFF, 0x7F80), "float32": (0x7FFFFFFF, 0x7F800000),
+             "float64": (0x7FFFFFFFFFFFFFFF, 0x7FF0000000000000)}
+
+_functions = cache.device_state(cache.Lru())  # device -> {itemsize: Function}
+_local = threading.local()
+
+
+def bit_rule(kind: str, dtype: np.dtype):
+    """(mask, above): a result of `dtype` (bfloat16 as itself, not its storage) is `kind` where its
+    bits, masked, exceed `above`, as the kernel compares them; None where the kernel has no answer."""
+    if kind == LARGEST_INDEX:
+        return ((1 << 64) - 1, (1 << 63) - 2) if dtype == np.int64 else None
+    return _NAN_BITS.get(dtype.name)
+
+
+def _thread_buffers():
+    """This thread's flag (a word of pinned host memory, seen by the GPU at the same address under
+    unified addressing) and launch parameters."""
+    buffers = getattr(_local, "buffers", None)
+    if buffers is None:
+        import cupy
+
+        pinned = cupy.cuda.alloc_pinned_memory(8)
+        flag = (ctypes.c_uint32 * 1).from_address(pinned.ptr)
+        params = (ctypes.c_uint64 * 5)()
+        args = (ctypes.c_void_p * 1)(ctypes.addressof(params))
+        buffers = _local.buffers = (pinned, flag, params, args)
+    return buffers
+
+
+def _function(device_id: int, itemsize: int):
+    funcs = _functions.get(device_id)
+    if funcs is None:
+        loaded = compiler.load(SOURCE, list(NAMES.values()), device_id, [INCLUDE_DIR])
+        funcs = _functions.put(device_id, {n: loaded[name] for n, name in NAMES.items()})
+    return funcs[itemsize]
+
+
+def any_match(kind: str, ptr: int, count: int, dtype: np.dtype, stream_ptr: int, device_id: int):
+    """Whether any of `count` contiguous results of `dtype` at device address `ptr` matches `kind`
+    (NAN or LARGEST_INDEX), once the work queued on `stream_ptr` has run; None where this look has
+    no kernel for the dtype (the caller looks another way). Waits for the stream."""
+    import cupy
+    from cupy.cuda import driver, runtime
+
+    bits = bit_rule(kind, dtype)
+    if bits is None or count == 0:
+        return None if bits is None else False
+    if runtime.getDevice() != device_id:
+        with cupy.cuda.Device(device_id):
+            return any_match(kind, ptr, count, dtype, stream_ptr, device_id)
+    function = _function(device_id, dtype.itemsize)
+    pinned, flag, params, args = _thread_buffers()
+    flag[0] = 0
+    params[:] = (ptr, count, bits[0], bits[1], pinned.ptr)
+    blocks = max(1, min(-(-count // _BLOCK), _MAX_BLOCKS))
+    driver.launchKernel(function.ptr, blocks, 1, 1, _BLOCK, 1, 1, 0, stream_ptr, ctypes.addressof(args), 0)
+    runtime.streamSynchronize(stream_ptr)
+    return bool(flag[0])
