@@ -431,7 +431,7 @@ def plan(
     # threads (7 rows under a 2048-wide kept dim: 8 rows of threads with 4 rows in flight each
     # would leave 25 of 32 idle).
     cols = _pow2_at_least(_ceil(inner.size, vec))
-    few_rows = block // _pow2_at_least(_ceil(num_red, ny))
+    few_rows = block // _pow2_at_least(_ceil(num_red, ny * (tuning.STATE_COL_ROW_STEPS if state_acc else 1)))
     bx = min(cols, block, max(tuning.MAX_COL_THREADS, few_rows))
     by = block // bx
     col_tiles = _ceil(inner.size, bx * vec)

@@ -91,6 +91,15 @@ MAX_GRID_Y = 65535
 #: is a 512-byte contiguous run per reduced row.
 MAX_COL_THREADS = 32
 
+#: ReduceOuter: the tile steps a thread walks down a state op's columns before the block takes more
+#: columns side by side instead (BX up to the block) where the reduced rows are few: each row of
+#: threads ends in a combine of states in shared memory (several fields, a Welford merge), which
+#: over 8 rows a thread cost as much as reading them. H100, one call, same run, % of the ceiling,
+#: 1 -> 16: (64, 4M) over axis 0 var 69 -> 94, argmax 76 -> 92, logsumexp 66 -> 91, nanvar 63 -> 87;
+#: (16, 16M) var 49 -> 91, argmax 69 -> 88, logsumexp 62 -> 88, nanvar 41 -> 78; (256, 1M) var 91 ->
+#: 93, logsumexp 84 -> 89; columns of 1024 rows or more unchanged (4 gave half of it).
+STATE_COL_ROW_STEPS = 16
+
 #: ReduceOuter: rows in flight per thread where the rows start off the 16-byte grid (a column per
 #: thread, element by element, so four rows would keep only 16 bytes in flight). Same run on the
 #: H100, kernel alone, against 16-byte loads realigned in registers (two loads per vector):

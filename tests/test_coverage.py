@@ -22,7 +22,7 @@ SMALL = SimpleNamespace(BLOCK_THREADS=64, MAX_COL_SHARED_BYTES=8192, BLOCKS_PER_
                         MISALIGNED_COL_TILE_ROWS=3, STAGE_VECTORS=1, STAGE_VECTORS_DIRECT=2, STAGE_MAX_SLOTS=2,
                         STAGE_MAX_RUN_BYTES=2048, STAGE_WORD_MAX_RUN_BYTES=4096, STAGE_WORD_MIN_RUN_BYTES=4, STAGE_MAX_COLUMN_BYTES=512, STAGE_ALIGNED_RUN_BYTES=4096,
                         STAGE_COMBINE_TRIPS=64, STAGE_MAX_COMBINE_TRIPS=64, STAGE_MAX_COMBINE_TRIPS_1_BYTE=64, STAGE_MIN_BLOCKS_PER_SM=2,
-                        STAGE_MIN_SPAN_VECTORS_PER_THREAD=0, INNER_MIN_BLOCKS=3, STATE_BLOCK_ROW_STEPS=2,
+                        STAGE_MIN_SPAN_VECTORS_PER_THREAD=0, INNER_MIN_BLOCKS=3, STATE_BLOCK_ROW_STEPS=2, STATE_COL_ROW_STEPS=4,
                         MAX_COL_ACC_BYTES=64, MIN_WAVE_FILL=0.8, SPLIT_FILL_SLACK=0.05, STAGE_ROW_BANK_WAYS=2,
                         STAGE_DIRECT_ROWS=4, STAGE_DIRECT_FOLDS=16, STAGE_DIRECT_ACC_BYTES=32, STAGE_DIRECT_REFOLDS=0.5,
                         STAGE_RAGGED_COLUMNS=True, STAGE_WORD_COLUMNS=True,
@@ -139,6 +139,20 @@ def test_coverage_cases(shape, axes, itemsize, layout):
         for index_strides in (False, True):
             cfg = check_coverage(view, axes, list(range(len(shape) - len(axes))), sm_count, 3, tuning, index_strides)
             assert cfg.num_out == math.prod(n for i, n in enumerate(shape) if i not in axes)
+
+
+@pytest.mark.parametrize("shape", [(16, 5000), (64, 3001), (3, 70001), (200, 1030), (2, 9, 4099)])
+def test_state_columns_of_few_rows_read_every_element_once(shape):
+    """A state op over few reduced rows widens its row of threads (STATE_COL_ROW_STEPS): each
+    element still read and lifted with its index once, tails included; a scalar keeps a narrower row."""
+    view = np.empty(shape, "u4")
+    for sm_count, tuning in ((132, policy), (1, policy), (132, SMALL), (1, SMALL)):
+        cfg = check_coverage(view, (0,), list(range(len(shape) - 1)), sm_count, 0, tuning, index_strides=True,
+                             state_acc=True)
+        assert cfg.kernel == "outer"
+    scalar = config.plan((16, 5000), (5000, 1), (0,), (1,), 4, 4, 132)
+    state = config.plan((16, 5000), (5000, 1), (0,), (1,), 4, 4, 132, acc_itemsize=16, state_acc=True)
+    assert scalar.lanes < state.lanes == policy.BLOCK_THREADS
 
 
 #: Odd kept columns staged a thread each, in rows of threads that do not divide the block: more than
