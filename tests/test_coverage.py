@@ -22,7 +22,7 @@ SMALL = SimpleNamespace(BLOCK_THREADS=64, MAX_COL_SHARED_BYTES=8192, BLOCKS_PER_
                         MISALIGNED_COL_TILE_ROWS=3, STAGE_VECTORS=1, STAGE_VECTORS_DIRECT=2, STAGE_MAX_SLOTS=2,
                         STAGE_MAX_RUN_BYTES=2048, STAGE_WORD_MAX_RUN_BYTES=4096, STAGE_WORD_MIN_RUN_BYTES=4, STAGE_MAX_COLUMN_BYTES=512, STAGE_ALIGNED_RUN_BYTES=4096,
                         STAGE_COMBINE_TRIPS=64, STAGE_MAX_COMBINE_TRIPS=64, STAGE_MAX_COMBINE_TRIPS_1_BYTE=64, STAGE_MIN_BLOCKS_PER_SM=2,
-                        STAGE_MIN_SPAN_VECTORS_PER_THREAD=0, INNER_MIN_BLOCKS=3, STATE_BLOCK_ROW_STEPS=2, STATE_COL_ROW_STEPS=4,
+                        STAGE_MIN_SPAN_VECTORS_PER_THREAD=0, INNER_MIN_BLOCKS=3, STATE_BLOCK_ROW_STEPS=2, STATE_COL_ROW_STEPS=4, STATE_COL_TILE_BYTES=64,
                         MAX_COL_ACC_BYTES=64, MIN_WAVE_FILL=0.8, SPLIT_FILL_SLACK=0.05, STAGE_ROW_BANK_WAYS=2,
                         STAGE_DIRECT_ROWS=4, STAGE_DIRECT_FOLDS=16, STAGE_DIRECT_ACC_BYTES=32, STAGE_DIRECT_REFOLDS=0.5,
                         STAGE_RAGGED_COLUMNS=True, STAGE_WORD_COLUMNS=True,
@@ -45,7 +45,7 @@ def _positions(shape, strides, axes):
 
 def check_coverage(view: np.ndarray, axes, out_order, sm_count: int, misalign_items: int, tuning=policy,
                    index_strides: bool = False, vector_loads: bool = True, inputs: int = 1, inputs_off_grid: bool = False,
-                   state_acc: bool = False):
+                   state_acc: bool = False, acc_itemsize: int = 0):
     itemsize = view.itemsize
     strides = [s // itemsize for s in view.strides]
     kept_shape = [n for i, n in enumerate(view.shape) if i not in axes]
@@ -55,7 +55,7 @@ def check_coverage(view: np.ndarray, axes, out_order, sm_count: int, misalign_it
     cfg = config.plan(view.shape, strides, axes, out_strides, itemsize, 1, sm_count,
                       in_misalign=(misalign_items * itemsize) % 16, out_align=16, tuning=tuning,
                       index_strides=index_strides, vector_loads=vector_loads, inputs=inputs, inputs_off_grid=inputs_off_grid,
-                      acc_itemsize=16 if state_acc else 4, state_acc=state_acc)
+                      acc_itemsize=acc_itemsize or (16 if state_acc else 4), state_acc=state_acc)
     assert 1 <= cfg.grid[0] <= tuning.MAX_GRID_X and 1 <= cfg.grid[1] <= tuning.MAX_GRID_Y
     replay = Replay(cfg, itemsize, (misalign_items * itemsize) % 16).run()
     assert replay.reads == _offsets(view.shape, strides), cfg
@@ -150,6 +150,11 @@ def test_state_columns_of_few_rows_read_every_element_once(shape):
         cfg = check_coverage(view, (0,), list(range(len(shape) - 1)), sm_count, 0, tuning, index_strides=True,
                              state_acc=True)
         assert cfg.kernel == "outer"
+    for itemsize in (2, 4):  # Welford's 32-byte state: 2 columns a thread, more rows in flight
+        cfg = check_coverage(np.empty(shape, f"u{itemsize}"), (0,), list(range(len(shape) - 1)), 132, 0,
+                             policy, state_acc=True, acc_itemsize=32)
+        if cfg.vec_in:  # (rows off the 16-byte grid take a column a thread, MISALIGNED_COL_TILE_ROWS rows)
+            assert cfg.vec * cfg.ny * itemsize >= min(policy.STATE_COL_TILE_BYTES, cfg.vec * itemsize * shape[0])
     scalar = config.plan((16, 5000), (5000, 1), (0,), (1,), 4, 4, 132)
     state = config.plan((16, 5000), (5000, 1), (0,), (1,), 4, 4, 132, acc_itemsize=16, state_acc=True)
     assert scalar.lanes < state.lanes == policy.BLOCK_THREADS
