@@ -420,10 +420,9 @@ def plan(
     # Tile rows: no more than the reduced rows need (H100, same run, kernel alone: (N, 1) over axis 1
     # float16 1608 -> 2771 GB/s, bool 669 -> 1935; (2, N) over axis 0 float16 2005 -> 2977, bool
     # 878 -> 2089): the unused rows of a 4-row tile cost registers (bool 89 -> 40 a thread), so blocks.
-    ny = _tile_rows(tuning, vec)
-    if state_acc and tuning.STATE_COL_TILE_BYTES:
-        ny = max(ny, min(tuning.MAX_TILE_ELEMENTS // vec, tuning.STATE_COL_TILE_BYTES // (vec * itemsize)))
-    ny = min(ny, _pow2_at_least(num_red))
+    # A state's columns: as many rows as keep STATE_COL_TILE_BYTES in flight (policy.py).
+    rows = max(tuning.MAX_TILE_ROWS, tuning.STATE_COL_TILE_BYTES // (vec * itemsize)) if state_acc else None
+    ny = min(_tile_rows(tuning, vec, rows), _pow2_at_least(num_red))
     vec_in = vector_loads and inner.in_stride == 1 and _aligned(in_base, [d.in_stride for d in outer + red if d.size > 1], itemsize,
                                                vec * itemsize)  # a size-1 dim's stride is never stepped
     if shifted or (inner.in_stride == 1 and not vec_in):  # rows off the grid: a column per thread (policy.py)
@@ -740,9 +739,10 @@ def _fill(blocks: int, slots: int) -> float:
     return blocks / (_ceil(blocks, slots) * slots)
 
 
-def _tile_rows(tuning, vec: int) -> int:
-    """Loads in flight per thread for a vector width."""
-    return max(1, min(tuning.MAX_TILE_ROWS, tuning.MAX_TILE_ELEMENTS // vec))
+def _tile_rows(tuning, vec: int, rows: Optional[int] = None) -> int:
+    """Loads in flight per thread for a vector width: `rows` (MAX_TILE_ROWS unless given), at most
+    MAX_TILE_ELEMENTS elements."""
+    return max(1, min(rows or tuning.MAX_TILE_ROWS, tuning.MAX_TILE_ELEMENTS // vec))
 
 
 def _index_bits(*sizes: int) -> int:

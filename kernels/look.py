@@ -73,8 +73,10 @@ def any_match(kind: str, ptr: int, count: int, dtype: np.dtype, stream_ptr: int,
     from cupy.cuda import driver, runtime
 
     bits = bit_rule(kind, dtype)
-    if bits is None or count == 0:
-        return None if bits is None else False
+    if bits is None:
+        return None
+    if count == 0:
+        return False
     if runtime.getDevice() != device_id:
         with cupy.cuda.Device(device_id):
             return any_match(kind, ptr, count, dtype, stream_ptr, device_id)
