@@ -186,7 +186,7 @@ class ReduceConfig:
     shifted_words: int = 0  # outer kernel, 1-byte kept columns off the word grid read four a word: their bytes
     stage: Optional[Stage] = None  # staged kernel: `kept` holds the output tiles, `red` the stages
     index_offset: int = 0  # with index strides: the index of the element at in_offset (flipped dims)
-    min_blocks: int = 0  # inner kernel: resident blocks per SM its registers must allow (0: no bound)
+    min_blocks: int = 0  # inner and outer kernels: resident blocks per SM its registers must allow (0: no bound)
     shared_lanes: bool = False  # inner kernel: lanes share the chunks of inputs off the first one's grid
 
     @property
@@ -231,6 +231,7 @@ def plan(
     inputs: int = 1,
     inputs_off_grid: bool = False,
     state_acc: bool = False,
+    heavy_state: bool = False,
 ) -> ReduceConfig:
     """Plan a reduction of a non-empty input with at least one output.
 
@@ -252,7 +253,9 @@ def plan(
     one). `inputs_off_grid`: some input lies off the first one's 16-byte grid (x[1:] beside x[:-1]):
     ReduceInner's groups of a warp or more then read tiles of INPUTS_TILE_ROWS rows.
     `state_acc`: the accumulator is a struct of several fields (a state op), whose combine and
-    shuffles cost several times a scalar's.
+    shuffles cost several times a scalar's. `heavy_state`: a state op whose combine of one element
+    costs a transcendental (kps.ReduceOp's `heavy`): ReduceOuter keeps HEAVY_COL_MIN_BLOCKS blocks
+    resident, and its splits fill waves of them.
     """
     axes = set(axes)
     kept, red = [], []
@@ -442,6 +445,8 @@ def plan(
     rows_per_split, num_splits = num_red, 1
     # More tiles than resident blocks: split anyway where the last wave would run mostly empty.
     few_waves = target < num_tiles and _fill(num_tiles, target) < tuning.MIN_WAVE_FILL
+    if heavy_state:  # its resident blocks hide the combine's work: splits fill whole waves of them
+        split_target = sm_count * max(blocks_per_sm, tuning.HEAVY_COL_MIN_BLOCKS)
     if (num_tiles < split_target or few_waves) and num_tiles <= tuning.MAX_GRID_X:
         max_splits = min(max(1, num_red // (tuning.MIN_SPLIT_STEPS * step)), tuning.MAX_GRID_Y)
 
@@ -461,7 +466,8 @@ def plan(
         index_bits=index_bits, vec=vec, ny=ny, lanes=bx,
         grid=(min(num_tiles, tuning.MAX_GRID_X), num_splits), num_splits=num_splits,
         rows_per_split=rows_per_split, col_tiles=col_tiles, num_tiles=num_tiles,
-        vec_in=vec_in, vec_out=vec_out, word_columns=word_columns, shifted_words=width if shifted else 0, **common,
+        vec_in=vec_in, vec_out=vec_out, word_columns=word_columns, shifted_words=width if shifted else 0,
+        min_blocks=tuning.HEAVY_COL_MIN_BLOCKS if heavy_state else 0, **common,
     )
 
 

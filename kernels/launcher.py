@@ -7,6 +7,7 @@ caller's current stream, with scratch for split reductions from CuPy's memory po
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import threading
 from typing import Callable, Dict
@@ -14,7 +15,7 @@ from typing import Callable, Dict
 from kps import cache, compiler
 from kps.functors import Functors
 
-from . import config, params, source
+from . import config, params, policy, source
 from .params import MORE_INPUTS, PARTIALS, SEMAPHORES, X, Y
 
 _lock = threading.Lock()
@@ -187,6 +188,12 @@ class Launch:
 
         return fire, run
 
+    def local_bytes(self) -> int:
+        """Local memory a thread of the compiled kernel takes: its stack and spilled registers."""
+        from cupy.cuda import driver
+
+        return driver.funcGetAttribute(driver.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, self.function.ptr)
+
     def occupancy(self) -> int:
         """Resident blocks per SM the compiled kernel allows."""
         from cupy.cuda import driver
@@ -216,17 +223,23 @@ class Launch:
         self._fire(x_ptr, y_ptr, stream_ptr, more, ws if need else None)
 
 
-def get_launch(key: tuple, make_cfg: Callable[[int], config.ReduceConfig], functors: Functors,
+def get_launch(key: tuple, make_cfg: Callable[..., config.ReduceConfig], functors: Functors,
                device_id: int, in_capture: bool = False) -> Launch:
     """The cached launch for `key`. On first use: plan with the policy's occupancy estimate,
     compile, then re-plan with the compiled kernel's real occupancy, so a split grid fills the
-    GPU in one wave instead of one and a bit. `in_capture`: a CUDA graph is being captured, so a
-    launch not made yet is a CaptureError."""
+    GPU in one wave instead of one and a bit. `make_cfg(blocks_per_sm, heavy=True)` plans;
+    `heavy=False` plans a heavy state as any other: so it is planned where the launch bound of its
+    columns (ReduceOuter) spills more than HEAVY_COL_MAX_LOCAL_BYTES a thread. `in_capture`: a CUDA
+    graph is being captured, so a launch not made yet is a CaptureError."""
     launch = _launches.get(key)
     if launch is None:
         if in_capture:
             raise _not_ready()
         launch = Launch(make_cfg(0), functors, device_id)
+        if launch.cfg.kernel == "outer" and launch.cfg.min_blocks and \
+                launch.local_bytes() > policy.HEAVY_COL_MAX_LOCAL_BYTES:
+            make_cfg = functools.partial(make_cfg, heavy=False)
+            launch = Launch(make_cfg(0), functors, device_id)
         cfg = make_cfg(launch.occupancy())
         if cfg != launch.cfg:
             launch = Launch(cfg, functors, device_id)

@@ -27,6 +27,24 @@ SPLIT_BLOCKS_PER_SM = 3
 #: Scalars keep no bound (0): given one, ptxas spends it (48 -> 79 registers for a float32 sum).
 INNER_MIN_BLOCKS = 3
 
+#: ReduceOuter's launch bound for a heavy state (kps.ReduceOp's `heavy`: logsumexp and the
+#: arg-reductions), whose splits then fill the waves of these blocks. Unbounded, their float32
+#: kernels take 74-80 registers, 3 blocks per SM: too few warps to hide the merges. H100, one call,
+#: same run, three rounds, % of the ceiling, unbounded -> bounded: logsumexp over (4096, 65536) axis 0
+#: 87 -> 98, (1024, 262144) 87 -> 97, (64, 4M) 92 -> 97, (256, 1024, 256) axis 1 72 -> 89; argmax
+#: 93 -> 98, 92 -> 98, 94 -> 95, 76 -> 89; nanargmax 95 -> 97, 97 -> 98, 95 -> 95, 82 -> 89. Lost:
+#: columns of 64 floats, (1M, 64): argmax 69 -> 65, nanargmax 72 -> 70. Not heavy: Welford (var
+#: gains nothing; nanvar 96 -> 99 over (4096, 65536) but 58 -> 50 over (1M, 64), 95 -> 93 over
+#: (16M, 16)). With splits at SPLIT_BLOCKS_PER_SM instead, (32, 4096, 1024) over axis 1 logsumexp
+#: fell 93 -> 82 (768 blocks: 1.45 waves of 528).
+HEAVY_COL_MIN_BLOCKS = 4
+
+#: ... unless that bound leaves a thread more local memory (stack and spilled registers) than this:
+#: bounded, float32 logsumexp takes 48 bytes, argmax 16, nanargmax none;
+#: float16 and bfloat16 tiles 80-370 bytes, so they keep their unbounded plans (the launcher plans
+#: again without `heavy`). Forced on float16 columns: logsumexp 28 -> 34%, argmax 34 -> 26.
+HEAVY_COL_MAX_LOCAL_BYTES = 64
+
 #: ReduceInner gives an output of a struct state (argmax, Welford, logsumexp) a whole block only
 #: where its run spans this many block steps: the block's combine at the end (shuffles of several
 #: fields, shared memory, two barriers) is paid per output. Rows of 4096 floats (one step), H100,

@@ -56,8 +56,8 @@ def kernel_name(cfg: ReduceConfig, functors: Functors) -> str:
         input_type, functors.reduce_struct, functors.transform_struct, functors.epilogue_struct, cfg.vec, cfg.ny,
         cfg.lanes, cfg.block, len(cfg.kept), len(cfg.red_calc), index_t,
     ]
+    args.insert(8, cfg.min_blocks)
     if cfg.kernel == "inner":
-        args.insert(8, cfg.min_blocks)
         args += [str(cfg.flat_runs).lower(), str(cfg.shared_lanes).lower()]
         return f"kernels::ReduceInner<{', '.join(map(str, args))}>"
     args += [str(cfg.vec_in).lower(), str(cfg.vec_out).lower(), str(bool(cfg.shifted_words)).lower()]

@@ -46,6 +46,7 @@ def _arg_op(name: str, compare: str, greater: bool, worst) -> ReduceOp:
         lift="acc_t r; r.v = x; r.i = i; return r;",
         numpy_lift=lambda x, i: {"v": x, "i": i},
         indexed=True,
+        heavy=True,
     )
 
 

@@ -86,6 +86,11 @@ class ReduceOp:
     `indexed=True` (a state op only) gives `lift` each element's index in the reduced range as `i`
     (`long long`; NumPy: `numpy_lift(x, i)` with an int64 array): its place in the C-order
     flattening of the reduced axes, the same on every kernel path (argmax: kps/arg.py).
+
+    `heavy=True` (a state op only) says one element's merge is long: an exp (logsumexp), a value and
+    an int64 index (the arg-reductions). Over columns, such an op runs out of warps before it runs
+    out of memory bandwidth, so ReduceOuter keeps more of them resident (kernels/policy.py,
+    HEAVY_COL_MIN_BLOCKS) at the price of registers.
     """
 
     name: str
@@ -98,6 +103,7 @@ class ReduceOp:
     lift: str = ""
     numpy_lift: Optional[Callable] = None
     indexed: bool = False
+    heavy: bool = False
 
     def __post_init__(self):
         _check_name(self.name)
@@ -116,6 +122,8 @@ class ReduceOp:
             raise TypeError("lift: a state needs `lift` (CUDA) and `numpy_lift` (NumPy)")
         if self.indexed and not self.state:
             raise TypeError("indexed: only a state op receives the element's index (declare `state` and `lift`)")
+        if self.heavy and not self.state:
+            raise TypeError("heavy: only a state op is planned as heavy (declare `state` and `lift`)")
 
     def state_dtype(self, acc: np.dtype) -> np.dtype:
         """The accumulator's layout as a NumPy structured dtype (C's field order and padding)."""

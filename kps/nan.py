@@ -124,6 +124,7 @@ def _nan_arg(name: str, compare: str, greater: bool, worst) -> ReduceOp:
         numpy_lift=lambda x, i: {"v": np.where(_isnan(x), worst(x.dtype), x),
                                  "i": np.where(_isnan(x), _NO_INDEX, i)},
         indexed=True,
+        heavy=True,
     )
 
 

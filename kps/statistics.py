@@ -83,6 +83,7 @@ LOGSUMEXP = ReduceOp(
     state=(("m", "acc"), ("s", "acc")),
     lift="acc_t r; r.m = x; r.s = value_t(1); return r;",
     numpy_lift=lambda x: {"m": x, "s": np.ones_like(x)},
+    heavy=True,
 )
 
 #: log(sum(exp(x))) from a LOGSUMEXP state: -inf for an empty or all -inf reduction.

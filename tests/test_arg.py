@@ -76,3 +76,8 @@ def test_errors_name_the_argument(name):
 def test_an_index_needs_a_state():
     with pytest.raises(TypeError, match="indexed"):
         kps.ReduceOp("bad", "a + b", lambda dt: 0, np.add, indexed=True)
+
+
+def test_only_a_state_is_heavy():
+    with pytest.raises(TypeError, match="heavy"):
+        kps.ReduceOp("bad", "a + b", lambda dt: 0, np.add, heavy=True)

@@ -86,7 +86,7 @@ def _names(functors: kps.Functors):
                               in_misalign=int(misalign), pack_words=pack, acc_itemsize=functors.acc_dtype.itemsize,
                               index_strides=functors.op.indexed, vector_loads=vectors,
                               inputs=1 + len(functors.more_dtypes), inputs_off_grid=off_grid,
-                              state_acc=bool(functors.op.state))
+                              state_acc=bool(functors.op.state), heavy_state=functors.op.heavy)
             f = source.plan_functors(cfg, functors)
             names.setdefault(f, set()).add(source.kernel_name(cfg, f))
         if kps.packs_words(functors) and functors.out_dtype == np.bool_:  # kept columns read as words

@@ -99,3 +99,26 @@ def test_edges():
         check_mean_var(tuple(cp.asnumpy(g) for g in ops.reduce_mean_var(cp.asarray(empty), axis=1)), empty, 1)
         check("var", cp.asnumpy(STATS["var"](cp.asarray(empty), axis=1)), empty, 1)
         check("logsumexp", cp.asnumpy(lse(cp.asarray(empty), axis=1)), empty, 1)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64], ids=lambda d: np.dtype(d).name)
+def test_a_heavy_bound_is_kept_only_where_it_does_not_spill(dtype):
+    """logsumexp over columns: ReduceOuter bounded to HEAVY_COL_MIN_BLOCKS resident blocks only where
+    that leaves a thread at most HEAVY_COL_MAX_LOCAL_BYTES of local memory (float32: the case it
+    serves); the launch runs and agrees with the reference either way."""
+    import kps
+    from kernels import dispatch, policy
+
+    x = cp.asarray(np.random.default_rng(5).standard_normal((512, 4096)).astype(dtype))
+    f = kps.resolve(kps.LOGSUMEXP, kps.IDENTITY, kps.LOG_OF_SUM, np.dtype(dtype))
+    y = poisoned_like((4096,), f.out_dtype)
+    launch = dispatch.launch_for(x, y, (0,), False, f)
+    assert launch.cfg.kernel == "outer"
+    if launch.cfg.min_blocks:
+        assert launch.local_bytes() <= policy.HEAVY_COL_MAX_LOCAL_BYTES
+        assert launch.occupancy() >= policy.HEAVY_COL_MIN_BLOCKS
+    if dtype == np.float32:
+        assert launch.cfg.min_blocks == policy.HEAVY_COL_MIN_BLOCKS
+    got = ops.reduce_logsumexp(x, axis=0)
+    ref = np.logaddexp.reduce(cp.asnumpy(x).astype(np.float64), axis=0)
+    np.testing.assert_allclose(cp.asnumpy(got).astype(np.float64), ref, rtol=2e-3 if dtype == np.float16 else 1e-5)

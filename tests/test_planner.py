@@ -227,6 +227,23 @@ def test_a_state_gets_a_block_per_output_only_over_several_steps():
     assert plan((4096, 65536), (1,), acc_itemsize=16, state_acc=True).min_blocks == policy.INNER_MIN_BLOCKS
 
 
+@pytest.mark.parametrize("blocks_per_sm", [0, 3, 4, 5])
+def test_a_heavy_state_keeps_its_columns_blocks_resident(blocks_per_sm):
+    """A heavy state's columns: ReduceOuter bound to HEAVY_COL_MIN_BLOCKS blocks per SM, and split
+    (32 x 4096 x 1024 over axis 1: 256 tiles) to fill the waves of the blocks that are resident,
+    never one wave and a bit; rows keep ReduceInner's bound, other states and scalars no column bound."""
+    resident = 132 * max(blocks_per_sm, policy.HEAVY_COL_MIN_BLOCKS)
+    cfg = plan((32, 4096, 1024), (1,), acc_itemsize=8, state_acc=True, heavy_state=True, blocks_per_sm=blocks_per_sm)
+    blocks = cfg.num_tiles * cfg.num_splits
+    assert cfg.kernel == "outer" and cfg.min_blocks == policy.HEAVY_COL_MIN_BLOCKS
+    assert cfg.num_tiles < resident < blocks * 2
+    assert blocks <= resident or blocks / (-(-blocks // resident) * resident) >= policy.MIN_WAVE_FILL
+    light = plan((32, 4096, 1024), (1,), acc_itemsize=8, state_acc=True, blocks_per_sm=blocks_per_sm)
+    assert light.min_blocks == 0
+    rows = plan((4096, 65536), (1,), acc_itemsize=8, state_acc=True, heavy_state=True, blocks_per_sm=blocks_per_sm)
+    assert rows.kernel == "inner" and rows.min_blocks == policy.INNER_MIN_BLOCKS
+
+
 @pytest.mark.parametrize("itemsize,acc_itemsize,vec", [(2, 4, 8), (2, 16, 4), (2, 32, 2), (4, 8, 4), (4, 32, 2)])
 def test_column_accumulators_are_capped_in_bytes(itemsize, acc_itemsize, vec):
     cfg = plan((4096, 65536), (0,), itemsize=itemsize, acc_itemsize=acc_itemsize, state_acc=acc_itemsize > 8)

@@ -427,9 +427,9 @@ __device__ __forceinline__ void FoldColumnRows(typename R::acc_t (&acc)[VEC], Sr
 // (VEC == 1), read from the aligned words around it (kps::ReadWordsShifted) and folded by the
 // functors over words (kps.word_columns); the results are words of four bools, the last one of a
 // row stored byte by byte.
-template <typename Tin, class R, class Tr, class Ep, int VEC, int NY, int BX, int BLOCK, int KND,
-          int RND, typename IndexT, bool VecIn, bool VecOut, bool ShiftedWords>
-__global__ void __launch_bounds__(BLOCK) ReduceOuter(const OuterParams<KND, RND, IndexT> p) {
+template <typename Tin, class R, class Tr, class Ep, int VEC, int NY, int BX, int BLOCK, int MIN_BLOCKS,
+          int KND, int RND, typename IndexT, bool VecIn, bool VecOut, bool ShiftedWords>
+__global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceOuter(const OuterParams<KND, RND, IndexT> p) {
   static_assert(!ShiftedWords || (VEC == 1 && !VecIn && sizeof(Tin) == 1), "a word a thread, from bytes");
   using Acc = typename R::acc_t;
   using Tout = typename Ep::out_t;
