@@ -232,6 +232,7 @@ def plan(
     inputs_off_grid: bool = False,
     state_acc: bool = False,
     heavy_state: bool = False,
+    tile_elements: int = 0,
 ) -> ReduceConfig:
     """Plan a reduction of a non-empty input with at least one output.
 
@@ -253,9 +254,11 @@ def plan(
     one). `inputs_off_grid`: some input lies off the first one's 16-byte grid (x[1:] beside x[:-1]):
     ReduceInner's groups of a warp or more then read tiles of INPUTS_TILE_ROWS rows.
     `state_acc`: the accumulator is a struct of several fields (a state op), whose combine and
-    shuffles cost several times a scalar's. `heavy_state`: a state op whose combine of one element
-    costs a transcendental (kps.ReduceOp's `heavy`): ReduceOuter keeps HEAVY_COL_MIN_BLOCKS blocks
-    resident, and its splits fill waves of them.
+    shuffles cost several times a scalar's. `heavy_state`: a state op whose merge of one element
+    is long (kps.ReduceOp's `heavy`): ReduceOuter keeps HEAVY_COL_MIN_BLOCKS blocks
+    resident, and its splits fill waves of them. `tile_elements`: ReduceOuter's tile holds at most
+    this many elements a thread (rows x vector width; 0: MAX_TILE_ELEMENTS), where the launcher
+    halves the tile of a heavy state whose launch bound spills.
     """
     axes = set(axes)
     kept, red = [], []
@@ -425,7 +428,7 @@ def plan(
     # 878 -> 2089): the unused rows of a 4-row tile cost registers (bool 89 -> 40 a thread), so blocks.
     # A state's columns: as many rows as keep STATE_COL_TILE_BYTES in flight (policy.py).
     rows = max(tuning.MAX_TILE_ROWS, tuning.STATE_COL_TILE_BYTES // (vec * itemsize)) if state_acc else None
-    ny = min(_tile_rows(tuning, vec, rows), _pow2_at_least(num_red))
+    ny = min(_tile_rows(tuning, vec, rows, tile_elements), _pow2_at_least(num_red))
     vec_in = vector_loads and inner.in_stride == 1 and _aligned(in_base, [d.in_stride for d in outer + red if d.size > 1], itemsize,
                                                vec * itemsize)  # a size-1 dim's stride is never stepped
     if shifted or (inner.in_stride == 1 and not vec_in):  # rows off the grid: a column per thread (policy.py)
@@ -745,10 +748,10 @@ def _fill(blocks: int, slots: int) -> float:
     return blocks / (_ceil(blocks, slots) * slots)
 
 
-def _tile_rows(tuning, vec: int, rows: Optional[int] = None) -> int:
+def _tile_rows(tuning, vec: int, rows: Optional[int] = None, elements: int = 0) -> int:
     """Loads in flight per thread for a vector width: `rows` (MAX_TILE_ROWS unless given), at most
-    MAX_TILE_ELEMENTS elements."""
-    return max(1, min(rows or tuning.MAX_TILE_ROWS, tuning.MAX_TILE_ELEMENTS // vec))
+    `elements` elements (MAX_TILE_ELEMENTS unless given)."""
+    return max(1, min(rows or tuning.MAX_TILE_ROWS, (elements or tuning.MAX_TILE_ELEMENTS) // vec))
 
 
 def _index_bits(*sizes: int) -> int:

@@ -32,7 +32,7 @@ def launch_for(x, y, axes: Sequence[int], keepdims: bool, functors: Functors, mo
     off_grid = any((a.data.ptr - x.data.ptr) % 16 for a in more)
     key = (x.shape, strides, axes, out_strides, functors, x_misalign, out_align, device_id, vectors, off_grid)
 
-    def make_cfg(blocks_per_sm: int, heavy: bool = True) -> config.ReduceConfig:
+    def make_cfg(blocks_per_sm: int, heavy: bool = True, tile_elements: int = 0) -> config.ReduceConfig:
         words = kps.packs_words(functors)
         return config.plan(
             x.shape, strides, axes, out_strides, itemsize, out_itemsize, launcher.sm_count(device_id),
@@ -42,6 +42,7 @@ def launch_for(x, y, axes: Sequence[int], keepdims: bool, functors: Functors, mo
             index_strides=functors.op.indexed, vector_loads=vectors,
             inputs=1 + len(functors.more_dtypes), inputs_off_grid=off_grid,
             state_acc=bool(functors.op.state), heavy_state=heavy and functors.op.heavy,
+            tile_elements=tile_elements,
         )
 
     return launcher.get_launch(key, make_cfg, functors, device_id, in_capture)

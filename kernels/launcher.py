@@ -223,23 +223,33 @@ class Launch:
         self._fire(x_ptr, y_ptr, stream_ptr, more, ws if need else None)
 
 
+def _first_launch(make_cfg: Callable[..., config.ReduceConfig], functors: Functors, device_id: int):
+    """The first launch of a signature and the planner it came from. Where a heavy state's launch
+    bound (ReduceOuter's columns) leaves a thread more than HEAVY_COL_MAX_LOCAL_BYTES of local
+    memory, its tile is halved until it fits (float16 columns: 8 elements a thread where they
+    would take 32); a tile of one row that still spills is planned as any other state's."""
+    launch = Launch(make_cfg(0), functors, device_id)
+    while launch.cfg.kernel == "outer" and launch.cfg.min_blocks and \
+            launch.local_bytes() > policy.HEAVY_COL_MAX_LOCAL_BYTES:
+        cfg = launch.cfg
+        half = functools.partial(make_cfg, tile_elements=cfg.vec * cfg.ny // 2)
+        make_cfg = half if cfg.ny > 1 and half(0).ny < cfg.ny else functools.partial(make_cfg, heavy=False)
+        launch = Launch(make_cfg(0), functors, device_id)
+    return launch, make_cfg
+
+
 def get_launch(key: tuple, make_cfg: Callable[..., config.ReduceConfig], functors: Functors,
                device_id: int, in_capture: bool = False) -> Launch:
     """The cached launch for `key`. On first use: plan with the policy's occupancy estimate,
     compile, then re-plan with the compiled kernel's real occupancy, so a split grid fills the
-    GPU in one wave instead of one and a bit. `make_cfg(blocks_per_sm, heavy=True)` plans;
-    `heavy=False` plans a heavy state as any other: so it is planned where the launch bound of its
-    columns (ReduceOuter) spills more than HEAVY_COL_MAX_LOCAL_BYTES a thread. `in_capture`: a CUDA
-    graph is being captured, so a launch not made yet is a CaptureError."""
+    GPU in one wave instead of one and a bit. `make_cfg(blocks_per_sm, heavy=True, tile_elements=0)`
+    plans (`_first_launch` says when the other two change). `in_capture`: a CUDA graph is being
+    captured, so a launch not made yet is a CaptureError."""
     launch = _launches.get(key)
     if launch is None:
         if in_capture:
             raise _not_ready()
-        launch = Launch(make_cfg(0), functors, device_id)
-        if launch.cfg.kernel == "outer" and launch.cfg.min_blocks and \
-                launch.local_bytes() > policy.HEAVY_COL_MAX_LOCAL_BYTES:
-            make_cfg = functools.partial(make_cfg, heavy=False)
-            launch = Launch(make_cfg(0), functors, device_id)
+        launch, make_cfg = _first_launch(make_cfg, functors, device_id)
         cfg = make_cfg(launch.occupancy())
         if cfg != launch.cfg:
             launch = Launch(cfg, functors, device_id)
@@ -247,4 +257,3 @@ def get_launch(key: tuple, make_cfg: Callable[..., config.ReduceConfig], functor
     else:
         _launches.touch(key)
     return launch
-

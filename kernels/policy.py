@@ -39,10 +39,14 @@ INNER_MIN_BLOCKS = 3
 #: fell 93 -> 82 (768 blocks: 1.45 waves of 528).
 HEAVY_COL_MIN_BLOCKS = 4
 
-#: ... unless that bound leaves a thread more local memory (stack and spilled registers) than this:
-#: bounded, float32 logsumexp takes 48 bytes, argmax 16, nanargmax none;
-#: float16 and bfloat16 tiles 80-370 bytes, so they keep their unbounded plans (the launcher plans
-#: again without `heavy`). Forced on float16 columns: logsumexp 28 -> 34%, argmax 34 -> 26.
+#: The local memory (stack and spilled registers) a thread of a bounded heavy kernel may take:
+#: float32 logsumexp takes 48 bytes, argmax 16, nanargmax none. Where the bound takes more, the
+#: launcher halves the tile's elements until it fits (float16 logsumexp: 32 elements, 336 bytes; 16,
+#: 88; 8, none): H100, one call, same run, % of the ceiling, float16 columns, unbounded 32 elements ->
+#: bounded 8: logsumexp over (65536, 8192) axis 0 28 -> 61, (16M, 16) 28 -> 58, (256, 1024, 256) axis 1
+#: 25 -> 47, (1M, 64) 23 -> 40; argmax 35 -> 59, 35 -> 57, 30 -> 50, 30 -> 38; bfloat16 logsumexp
+#: over (8192, 8192) 24 -> 47. Lost: nanargmax over (1M, 128) 48 -> 40 and (1M, 64) 44 -> 38;
+#: int16 argmax over (4096, 65536) (bounded, 16 elements, no spill) 67 -> 63.
 HEAVY_COL_MAX_LOCAL_BYTES = 64
 
 #: ReduceInner gives an output of a struct state (argmax, Welford, logsumexp) a whole block only

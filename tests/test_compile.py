@@ -89,6 +89,15 @@ def _names(functors: kps.Functors):
                               state_acc=bool(functors.op.state), heavy_state=functors.op.heavy)
             f = source.plan_functors(cfg, functors)
             names.setdefault(f, set()).add(source.kernel_name(cfg, f))
+            while cfg.min_blocks and cfg.kernel == "outer":  # the tiles the launcher halves where they spill
+                half = config.plan(shape, strides, axes, out_strides, itemsize, functors.out_dtype.itemsize, 132,
+                                   in_misalign=int(misalign), acc_itemsize=functors.acc_dtype.itemsize,
+                                   index_strides=functors.op.indexed, state_acc=True, heavy_state=True,
+                                   tile_elements=cfg.vec * cfg.ny // 2)
+                if half.ny >= cfg.ny:
+                    break
+                cfg = half
+                names[f].add(source.kernel_name(cfg, f))
         if kps.packs_words(functors) and functors.out_dtype == np.bool_:  # kept columns read as words
             cfg = config.plan(shape, strides, axes, out_strides, itemsize, 1, 132, pack_word_columns=True,
                               acc_itemsize=functors.acc_dtype.itemsize)

@@ -244,6 +244,19 @@ def test_a_heavy_state_keeps_its_columns_blocks_resident(blocks_per_sm):
     assert rows.kernel == "inner" and rows.min_blocks == policy.INNER_MIN_BLOCKS
 
 
+def test_a_tile_of_fewer_elements_has_fewer_rows():
+    """`tile_elements` (the launcher's halving of a heavy state's tile that spills) takes rows off a
+    column tile, down to one; columns off the 16-byte grid keep their element-wise tile."""
+    full = plan((4096, 65536), (0,), itemsize=2, acc_itemsize=8, state_acc=True, heavy_state=True)
+    assert (full.vec, full.ny) == (8, 4)
+    for elements, ny in ((16, 2), (8, 1), (4, 1)):
+        cfg = plan((4096, 65536), (0,), itemsize=2, acc_itemsize=8, state_acc=True, heavy_state=True,
+                   tile_elements=elements)
+        assert (cfg.vec, cfg.ny, cfg.min_blocks) == (8, ny, policy.HEAVY_COL_MIN_BLOCKS)
+    odd = plan((4096, 65535), (0,), itemsize=2, acc_itemsize=8, state_acc=True, heavy_state=True, tile_elements=8)
+    assert odd.vec == 1 and odd.ny == policy.MISALIGNED_COL_TILE_ROWS
+
+
 @pytest.mark.parametrize("itemsize,acc_itemsize,vec", [(2, 4, 8), (2, 16, 4), (2, 32, 2), (4, 8, 4), (4, 32, 2)])
 def test_column_accumulators_are_capped_in_bytes(itemsize, acc_itemsize, vec):
     cfg = plan((4096, 65536), (0,), itemsize=itemsize, acc_itemsize=acc_itemsize, state_acc=acc_itemsize > 8)
