@@ -104,8 +104,8 @@ def test_edges():
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64], ids=lambda d: np.dtype(d).name)
 def test_a_heavy_bound_is_kept_only_where_it_does_not_spill(dtype):
     """logsumexp over columns: ReduceOuter bounded to HEAVY_COL_MIN_BLOCKS resident blocks only where
-    that leaves a thread at most HEAVY_COL_MAX_LOCAL_BYTES of local memory (float32: the case it
-    serves); the launch runs and agrees with the reference either way."""
+    that leaves a thread at most HEAVY_COL_MAX_LOCAL_BYTES of local memory (the launcher halves a
+    float16 tile until it does; float32 fits at once); the launch agrees with the reference."""
     import kps
     from kernels import dispatch, policy
 
