@@ -36,7 +36,9 @@ INNER_MIN_BLOCKS = 3
 #: columns of 64 floats, (1M, 64): argmax 69 -> 65, nanargmax 72 -> 70. Not heavy: Welford (var
 #: gains nothing; nanvar 96 -> 99 over (4096, 65536) but 58 -> 50 over (1M, 64), 95 -> 93 over
 #: (16M, 16)). With splits at SPLIT_BLOCKS_PER_SM instead, (32, 4096, 1024) over axis 1 logsumexp
-#: fell 93 -> 82 (768 blocks: 1.45 waves of 528).
+#: fell 93 -> 82 (768 blocks: 1.45 waves of 528). Over every width (256 MB, 25 widths from 1 to
+#: 9999, axis 0, heavy against not): float32 logsumexp 0.97-1.10x, argmax 0.92-1.01x (the losses at
+#: 32-100 columns); float16 logsumexp 0.99-2.00x, argmax 0.99-1.54x (with the halved tiles below).
 HEAVY_COL_MIN_BLOCKS = 4
 
 #: The local memory (stack and spilled registers) a thread of a bounded heavy kernel may take:
