@@ -255,10 +255,12 @@ def plan(
     ReduceInner's groups of a warp or more then read tiles of INPUTS_TILE_ROWS rows.
     `state_acc`: the accumulator is a struct of several fields (a state op), whose combine and
     shuffles cost several times a scalar's. `heavy_state`: a state op whose merge of one element
-    is long (kps.ReduceOp's `heavy`): ReduceOuter keeps HEAVY_COL_MIN_BLOCKS blocks
-    resident, and its splits fill waves of them. `tile_elements`: ReduceOuter's tile holds at most
-    this many elements a thread (rows x vector width; 0: MAX_TILE_ELEMENTS), where the launcher
-    halves the tile of a heavy state whose launch bound spills.
+    is long (kps.ReduceOp's `heavy`): ReduceOuter is bounded to keep at least
+    HEAVY_COL_MIN_BLOCKS blocks resident, and its splits fill waves of max(blocks_per_sm,
+    HEAVY_COL_MIN_BLOCKS). `tile_elements`: ReduceOuter's aligned tile takes rows only up to this
+    many elements a thread (rows x vector width, one row at least; 0: MAX_TILE_ELEMENTS; columns
+    off the 16-byte grid keep their element-wise tile): the launcher halves the tile of a heavy
+    state whose launch bound spills.
     """
     axes = set(axes)
     kept, red = [], []

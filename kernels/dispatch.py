@@ -33,6 +33,7 @@ def launch_for(x, y, axes: Sequence[int], keepdims: bool, functors: Functors, mo
     key = (x.shape, strides, axes, out_strides, functors, x_misalign, out_align, device_id, vectors, off_grid)
 
     def make_cfg(blocks_per_sm: int, heavy: bool = True, tile_elements: int = 0) -> config.ReduceConfig:
+        # heavy=False: a heavy state planned as any other (the launcher's fallback, launcher.py)
         words = kps.packs_words(functors)
         return config.plan(
             x.shape, strides, axes, out_strides, itemsize, out_itemsize, launcher.sm_count(device_id),

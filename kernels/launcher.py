@@ -227,14 +227,17 @@ def _first_launch(make_cfg: Callable[..., config.ReduceConfig], functors: Functo
     """The first launch of a signature and the planner it came from. Where a heavy state's launch
     bound (ReduceOuter's columns) leaves a thread more than HEAVY_COL_MAX_LOCAL_BYTES of local
     memory, its tile is halved until it fits (float16 columns: 8 elements a thread where they
-    would take 32); a tile of one row that still spills is planned as any other state's."""
+    would take 32); where the tile cannot shrink (one row, or columns off the 16-byte grid), the
+    state is planned as any other state, whole tile and no bound."""
+    plain = functools.partial(make_cfg, heavy=False)
     launch = Launch(make_cfg(0), functors, device_id)
     while launch.cfg.kernel == "outer" and launch.cfg.min_blocks and \
             launch.local_bytes() > policy.HEAVY_COL_MAX_LOCAL_BYTES:
         cfg = launch.cfg
         half = functools.partial(make_cfg, tile_elements=cfg.vec * cfg.ny // 2)
-        make_cfg = half if cfg.ny > 1 and half(0).ny < cfg.ny else functools.partial(make_cfg, heavy=False)
-        launch = Launch(make_cfg(0), functors, device_id)
+        smaller = half(0)
+        make_cfg, cfg = (half, smaller) if smaller.ny < cfg.ny else (plain, plain(0))
+        launch = Launch(cfg, functors, device_id)
     return launch, make_cfg
 
 

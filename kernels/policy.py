@@ -1,5 +1,6 @@
-"""Tuning constants, in one place. Each says why it has its value; the planner (config.py) is the
-only reader, and changing one changes no kernel source (they arrive as template arguments)."""
+"""Tuning constants, in one place. Each says why it has its value; the planner (config.py) reads
+them, and the launcher one (HEAVY_COL_MAX_LOCAL_BYTES); changing one changes no kernel source
+(they arrive as template arguments)."""
 
 #: Threads per block. 8 warps: eight resident blocks fill an H100 SM's 2048 threads, and a block
 #: is wide enough to cover a 4096-float row in one step of 16-byte loads.

@@ -54,9 +54,8 @@ def kernel_name(cfg: ReduceConfig, functors: Functors) -> str:
         return f"kernels::ReduceStaged<{', '.join(map(str, args))}>"
     args = [
         input_type, functors.reduce_struct, functors.transform_struct, functors.epilogue_struct, cfg.vec, cfg.ny,
-        cfg.lanes, cfg.block, len(cfg.kept), len(cfg.red_calc), index_t,
+        cfg.lanes, cfg.block, cfg.min_blocks, len(cfg.kept), len(cfg.red_calc), index_t,
     ]
-    args.insert(8, cfg.min_blocks)
     if cfg.kernel == "inner":
         args += [str(cfg.flat_runs).lower(), str(cfg.shared_lanes).lower()]
         return f"kernels::ReduceInner<{', '.join(map(str, args))}>"

@@ -82,20 +82,19 @@ def _names(functors: kps.Functors):
         for pack, vectors, off_grid, misalign in itertools.product(
                 {False, kps.packs_words(functors)}, {not several, several and alike}, {False, several},
                 {0, kps.packs_words(functors)}):
-            cfg = config.plan(shape, strides, axes, out_strides, itemsize, functors.out_dtype.itemsize, 132,
-                              in_misalign=int(misalign), pack_words=pack, acc_itemsize=functors.acc_dtype.itemsize,
-                              index_strides=functors.op.indexed, vector_loads=vectors,
-                              inputs=1 + len(functors.more_dtypes), inputs_off_grid=off_grid,
-                              state_acc=bool(functors.op.state), heavy_state=functors.op.heavy)
+            kw = dict(in_misalign=int(misalign), pack_words=pack, acc_itemsize=functors.acc_dtype.itemsize,
+                      index_strides=functors.op.indexed, vector_loads=vectors,
+                      inputs=1 + len(functors.more_dtypes), inputs_off_grid=off_grid,
+                      state_acc=bool(functors.op.state), heavy_state=functors.op.heavy)
+            cfg = config.plan(shape, strides, axes, out_strides, itemsize, functors.out_dtype.itemsize, 132, **kw)
             f = source.plan_functors(cfg, functors)
             names.setdefault(f, set()).add(source.kernel_name(cfg, f))
-            while cfg.min_blocks and cfg.kernel == "outer":  # the tiles the launcher halves where they spill
+            while cfg.min_blocks and cfg.kernel == "outer":  # the launcher's halved tiles, and its fallback
                 half = config.plan(shape, strides, axes, out_strides, itemsize, functors.out_dtype.itemsize, 132,
-                                   in_misalign=int(misalign), acc_itemsize=functors.acc_dtype.itemsize,
-                                   index_strides=functors.op.indexed, state_acc=True, heavy_state=True,
-                                   tile_elements=cfg.vec * cfg.ny // 2)
+                                   tile_elements=cfg.vec * cfg.ny // 2, **kw)
                 if half.ny >= cfg.ny:
-                    break
+                    half = config.plan(shape, strides, axes, out_strides, itemsize, functors.out_dtype.itemsize,
+                                       132, **dict(kw, heavy_state=False))
                 cfg = half
                 names[f].add(source.kernel_name(cfg, f))
         if kps.packs_words(functors) and functors.out_dtype == np.bool_:  # kept columns read as words

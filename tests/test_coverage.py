@@ -22,7 +22,7 @@ SMALL = SimpleNamespace(BLOCK_THREADS=64, MAX_COL_SHARED_BYTES=8192, BLOCKS_PER_
                         MISALIGNED_COL_TILE_ROWS=3, STAGE_VECTORS=1, STAGE_VECTORS_DIRECT=2, STAGE_MAX_SLOTS=2,
                         STAGE_MAX_RUN_BYTES=2048, STAGE_WORD_MAX_RUN_BYTES=4096, STAGE_WORD_MIN_RUN_BYTES=4, STAGE_MAX_COLUMN_BYTES=512, STAGE_ALIGNED_RUN_BYTES=4096,
                         STAGE_COMBINE_TRIPS=64, STAGE_MAX_COMBINE_TRIPS=64, STAGE_MAX_COMBINE_TRIPS_1_BYTE=64, STAGE_MIN_BLOCKS_PER_SM=2,
-                        STAGE_MIN_SPAN_VECTORS_PER_THREAD=0, INNER_MIN_BLOCKS=3, HEAVY_COL_MIN_BLOCKS=4, HEAVY_COL_MAX_LOCAL_BYTES=64, STATE_BLOCK_ROW_STEPS=2, STATE_COL_ROW_STEPS=4, STATE_COL_TILE_BYTES=64,
+                        STAGE_MIN_SPAN_VECTORS_PER_THREAD=0, INNER_MIN_BLOCKS=3, HEAVY_COL_MIN_BLOCKS=4, STATE_BLOCK_ROW_STEPS=2, STATE_COL_ROW_STEPS=4, STATE_COL_TILE_BYTES=64,
                         MAX_COL_ACC_BYTES=64, MIN_WAVE_FILL=0.8, SPLIT_FILL_SLACK=0.05, STAGE_ROW_BANK_WAYS=2,
                         STAGE_DIRECT_ROWS=4, STAGE_DIRECT_FOLDS=16, STAGE_DIRECT_ACC_BYTES=32, STAGE_DIRECT_REFOLDS=0.5,
                         STAGE_RAGGED_COLUMNS=True, STAGE_WORD_COLUMNS=True,
@@ -45,7 +45,7 @@ def _positions(shape, strides, axes):
 
 def check_coverage(view: np.ndarray, axes, out_order, sm_count: int, misalign_items: int, tuning=policy,
                    index_strides: bool = False, vector_loads: bool = True, inputs: int = 1, inputs_off_grid: bool = False,
-                   state_acc: bool = False, acc_itemsize: int = 0):
+                   state_acc: bool = False, acc_itemsize: int = 0, heavy_state: bool = False, tile_elements: int = 0):
     itemsize = view.itemsize
     strides = [s // itemsize for s in view.strides]
     kept_shape = [n for i, n in enumerate(view.shape) if i not in axes]
@@ -55,7 +55,8 @@ def check_coverage(view: np.ndarray, axes, out_order, sm_count: int, misalign_it
     cfg = config.plan(view.shape, strides, axes, out_strides, itemsize, 1, sm_count,
                       in_misalign=(misalign_items * itemsize) % 16, out_align=16, tuning=tuning,
                       index_strides=index_strides, vector_loads=vector_loads, inputs=inputs, inputs_off_grid=inputs_off_grid,
-                      acc_itemsize=acc_itemsize or (16 if state_acc else 4), state_acc=state_acc)
+                      acc_itemsize=acc_itemsize or (16 if state_acc else 4), state_acc=state_acc,
+                      heavy_state=heavy_state, tile_elements=tile_elements)
     assert 1 <= cfg.grid[0] <= tuning.MAX_GRID_X and 1 <= cfg.grid[1] <= tuning.MAX_GRID_Y
     replay = Replay(cfg, itemsize, (misalign_items * itemsize) % 16).run()
     assert replay.reads == _offsets(view.shape, strides), cfg
@@ -94,13 +95,15 @@ def test_every_element_read_once_written_once(view, data):
 
 @given(view=views(), data=st.data())
 def test_every_element_lifted_with_its_index(view, data):
-    """Arg-reductions (a 16-byte state): transposed, flipped and stepped views, every kernel, split or not."""
+    """Arg-reductions (a 16-byte state, heavy: bounded columns, their splits in waves, tiles the
+    launcher halves): transposed, flipped and stepped views, every kernel, split or not."""
     if view.size > 2500:
         view = view[tuple(slice(0, 5) for _ in view.shape)]
     axes = tuple(sorted(data.draw(st.sets(st.integers(0, view.ndim - 1)), label="axes")))
     out_order = list(range(view.ndim - len(axes)))
     check_coverage(view, axes, out_order, data.draw(st.sampled_from([1, 2, 132])), data.draw(st.integers(0, 15)),
-                   data.draw(st.sampled_from([policy, SMALL])), index_strides=True, state_acc=True)
+                   data.draw(st.sampled_from([policy, SMALL])), index_strides=True, state_acc=True,
+                   heavy_state=data.draw(st.booleans()), tile_elements=data.draw(st.sampled_from([0, 8, 4, 1])))
 
 
 @given(view=views(), data=st.data())

@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 
 from helpers import data
+import kps
 import ops
+from kernels import dispatch, policy
 from stats_helpers import STATS, check, check_mean_var, outliers
 
 cp = pytest.importorskip("cupy")
@@ -106,9 +108,6 @@ def test_a_heavy_bound_is_kept_only_where_it_does_not_spill(dtype):
     """logsumexp over columns: ReduceOuter bounded to HEAVY_COL_MIN_BLOCKS resident blocks only where
     that leaves a thread at most HEAVY_COL_MAX_LOCAL_BYTES of local memory (the launcher halves a
     float16 tile until it does; float32 fits at once); the launch agrees with the reference."""
-    import kps
-    from kernels import dispatch, policy
-
     x = cp.asarray(np.random.default_rng(5).standard_normal((512, 4096)).astype(dtype))
     f = kps.resolve(kps.LOGSUMEXP, kps.IDENTITY, kps.LOG_OF_SUM, np.dtype(dtype))
     y = poisoned_like((4096,), f.out_dtype)

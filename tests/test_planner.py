@@ -239,7 +239,8 @@ def test_a_heavy_state_keeps_its_columns_blocks_resident(blocks_per_sm):
     assert cfg.num_tiles < resident < blocks * 2
     assert blocks <= resident or blocks / (-(-blocks // resident) * resident) >= policy.MIN_WAVE_FILL
     light = plan((32, 4096, 1024), (1,), acc_itemsize=8, state_acc=True, blocks_per_sm=blocks_per_sm)
-    assert light.min_blocks == 0
+    scalar = plan((32, 4096, 1024), (1,), blocks_per_sm=blocks_per_sm)
+    assert light.kernel == scalar.kernel == "outer" and light.min_blocks == scalar.min_blocks == 0
     rows = plan((4096, 65536), (1,), acc_itemsize=8, state_acc=True, heavy_state=True, blocks_per_sm=blocks_per_sm)
     assert rows.kernel == "inner" and rows.min_blocks == policy.INNER_MIN_BLOCKS
 
