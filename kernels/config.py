@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import math
 import operator
+import functools
 from dataclasses import dataclass, replace
-from typing import Optional, Sequence, Tuple
+from typing import Callable, Optional, Sequence, Tuple
 
 from numpy.exceptions import AxisError
 
@@ -200,6 +201,11 @@ class ReduceConfig:
         if self.flat_runs:
             return self.red + (Dim(self.inner.size // self.vec, self.vec, self.vec * self.inner.out_stride),)
         return self.red
+
+    @property
+    def heavy_bound(self) -> bool:
+        """ReduceOuter bounded for a heavy state: the launcher checks what the bound spills."""
+        return self.kernel == "outer" and self.min_blocks > 0
 
     @property
     def partial_count(self) -> int:
@@ -474,6 +480,19 @@ def plan(
         vec_in=vec_in, vec_out=vec_out, word_columns=word_columns, shifted_words=width if shifted else 0,
         min_blocks=tuning.HEAVY_COL_MIN_BLOCKS if heavy_state else 0, **common,
     )
+
+
+def lighter(make: Callable[..., ReduceConfig], cfg: ReduceConfig) -> Tuple[Callable[..., ReduceConfig], ReduceConfig]:
+    """The plan to try after `cfg`, a heavy state's bounded ReduceOuter whose bound spills, and the
+    planner that makes it: half the tile's elements, or, where the tile cannot shrink (one row, or
+    columns off the 16-byte grid), the state planned as any other (whole tile, no bound). `make`
+    plans as `plan` does from (blocks_per_sm, heavy_state=, tile_elements=)."""
+    half = functools.partial(make, tile_elements=cfg.vec * cfg.ny // 2)
+    smaller = half(0)
+    if smaller.ny < cfg.ny:
+        return half, smaller
+    plain = functools.partial(make, heavy_state=False, tile_elements=0)
+    return plain, plain(0)
 
 
 def _innermost_reduced(kept, red) -> bool:

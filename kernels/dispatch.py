@@ -32,8 +32,8 @@ def launch_for(x, y, axes: Sequence[int], keepdims: bool, functors: Functors, mo
     off_grid = any((a.data.ptr - x.data.ptr) % 16 for a in more)
     key = (x.shape, strides, axes, out_strides, functors, x_misalign, out_align, device_id, vectors, off_grid)
 
-    def make_cfg(blocks_per_sm: int, heavy: bool = True, tile_elements: int = 0) -> config.ReduceConfig:
-        # heavy=False: a heavy state planned as any other (the launcher's fallback, launcher.py)
+    def make_cfg(blocks_per_sm: int, heavy_state: bool = functors.op.heavy,
+                 tile_elements: int = 0) -> config.ReduceConfig:
         words = kps.packs_words(functors)
         return config.plan(
             x.shape, strides, axes, out_strides, itemsize, out_itemsize, launcher.sm_count(device_id),
@@ -42,7 +42,7 @@ def launch_for(x, y, axes: Sequence[int], keepdims: bool, functors: Functors, mo
             acc_itemsize=functors.acc_dtype.itemsize,
             index_strides=functors.op.indexed, vector_loads=vectors,
             inputs=1 + len(functors.more_dtypes), inputs_off_grid=off_grid,
-            state_acc=bool(functors.op.state), heavy_state=heavy and functors.op.heavy,
+            state_acc=bool(functors.op.state), heavy_state=heavy_state,
             tile_elements=tile_elements,
         )
 

@@ -7,7 +7,6 @@ caller's current stream, with scratch for split reductions from CuPy's memory po
 from __future__ import annotations
 
 import ctypes
-import functools
 import os
 import threading
 from typing import Callable, Dict
@@ -224,19 +223,13 @@ class Launch:
 
 
 def _first_launch(make_cfg: Callable[..., config.ReduceConfig], functors: Functors, device_id: int):
-    """The first launch of a signature and the planner it came from. Where a heavy state's launch
-    bound (ReduceOuter's columns) leaves a thread more than HEAVY_COL_MAX_LOCAL_BYTES of local
-    memory, its tile is halved until it fits (float16 columns: 8 elements a thread where they
-    would take 32); where the tile cannot shrink (one row, or columns off the 16-byte grid), the
-    state is planned as any other state, whole tile and no bound."""
-    plain = functools.partial(make_cfg, heavy=False)
+    """The first launch of a signature and the planner it came from: a heavy state's tile made
+    lighter (config.lighter) while its launch bound leaves a thread more than
+    HEAVY_COL_MAX_LOCAL_BYTES of local memory (float16 columns: 8 elements a thread where they would
+    take 32)."""
     launch = Launch(make_cfg(0), functors, device_id)
-    while launch.cfg.kernel == "outer" and launch.cfg.min_blocks and \
-            launch.local_bytes() > policy.HEAVY_COL_MAX_LOCAL_BYTES:
-        cfg = launch.cfg
-        half = functools.partial(make_cfg, tile_elements=cfg.vec * cfg.ny // 2)
-        smaller = half(0)
-        make_cfg, cfg = (half, smaller) if smaller.ny < cfg.ny else (plain, plain(0))
+    while launch.cfg.heavy_bound and launch.local_bytes() > policy.HEAVY_COL_MAX_LOCAL_BYTES:
+        make_cfg, cfg = config.lighter(make_cfg, launch.cfg)
         launch = Launch(cfg, functors, device_id)
     return launch, make_cfg
 
@@ -245,7 +238,7 @@ def get_launch(key: tuple, make_cfg: Callable[..., config.ReduceConfig], functor
                device_id: int, in_capture: bool = False) -> Launch:
     """The cached launch for `key`. On first use: plan with the policy's occupancy estimate,
     compile, then re-plan with the compiled kernel's real occupancy, so a split grid fills the
-    GPU in one wave instead of one and a bit. `make_cfg(blocks_per_sm, heavy=True, tile_elements=0)`
+    GPU in one wave instead of one and a bit. `make_cfg(blocks_per_sm, heavy_state=, tile_elements=)`
     plans (`_first_launch` says when the other two change). `in_capture`: a CUDA graph is being
     captured, so a launch not made yet is a CaptureError."""
     launch = _launches.get(key)

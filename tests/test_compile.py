@@ -6,6 +6,7 @@ the disk cache (KPS_CACHE_DIR), so a rerun on the same machine is quick.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 from concurrent.futures import ProcessPoolExecutor
@@ -64,6 +65,11 @@ STATE_SPECS = [(kps.WELFORD, kps.variance(1)), (kps.LOGSUMEXP, kps.LOG_OF_SUM), 
                (kps.ARGMIN, kps.INDEX), (kps.WELFORD, kps.mean_and_variance(0))]
 
 
+def _plan_with(args, kw, blocks_per_sm, **more):
+    """config.plan(*args, **kw) with a planner's further arguments (config.lighter's)."""
+    return config.plan(*args, blocks_per_sm=blocks_per_sm, **dict(kw, **more))
+
+
 def _names(functors: kps.Functors):
     """{functors the kernels are instantiated with: kernel names}: a 1-byte `any` or `all` also
     reads words (source.plan_functors) wherever the planner packs them; a transform of several inputs
@@ -86,16 +92,13 @@ def _names(functors: kps.Functors):
                       index_strides=functors.op.indexed, vector_loads=vectors,
                       inputs=1 + len(functors.more_dtypes), inputs_off_grid=off_grid,
                       state_acc=bool(functors.op.state), heavy_state=functors.op.heavy)
-            cfg = config.plan(shape, strides, axes, out_strides, itemsize, functors.out_dtype.itemsize, 132, **kw)
+            make = functools.partial(_plan_with, (shape, strides, axes, out_strides, itemsize,
+                                                  functors.out_dtype.itemsize, 132), kw)
+            cfg = make(0)
             f = source.plan_functors(cfg, functors)
             names.setdefault(f, set()).add(source.kernel_name(cfg, f))
-            while cfg.min_blocks and cfg.kernel == "outer":  # the launcher's halved tiles, and its fallback
-                half = config.plan(shape, strides, axes, out_strides, itemsize, functors.out_dtype.itemsize, 132,
-                                   tile_elements=cfg.vec * cfg.ny // 2, **kw)
-                if half.ny >= cfg.ny:
-                    half = config.plan(shape, strides, axes, out_strides, itemsize, functors.out_dtype.itemsize,
-                                       132, **dict(kw, heavy_state=False))
-                cfg = half
+            while cfg.heavy_bound:  # the launcher's lighter tiles, down to its plain plan
+                make, cfg = config.lighter(make, cfg)
                 names[f].add(source.kernel_name(cfg, f))
         if kps.packs_words(functors) and functors.out_dtype == np.bool_:  # kept columns read as words
             cfg = config.plan(shape, strides, axes, out_strides, itemsize, 1, 132, pack_word_columns=True,
