@@ -40,6 +40,10 @@ INNER_MIN_BLOCKS = 3
 #: fell 93 -> 82 (768 blocks: 1.45 waves of 528). Over every width (256 MB, 25 widths from 1 to
 #: 9999, axis 0, heavy against not): float32 logsumexp 0.97-1.10x, argmax 0.92-1.01x (the losses at
 #: 32-100 columns); float16 logsumexp 0.99-2.00x, argmax 0.99-1.54x (with the halved tiles below).
+#: At 64 MB (widths, 3-d/4-d layouts over every axis set, float32, float16, bool: 84 plans that heavy
+#: changes) the narrow columns lose more: float32 argmax over 48-100 columns 0.82-0.88x, logsumexp
+#: 0.87-0.94x, bool argmax 0.87-0.89x, (5349, 64, 7, 7) over (0, 2) argmax 0.87x: one tile split over
+#: the whole GPU, whose extra splits lengthen the last block's combine. float16 gains 1.05-2.13x.
 HEAVY_COL_MIN_BLOCKS = 4
 
 #: The local memory (stack and spilled registers) a thread of a bounded heavy kernel may take:
