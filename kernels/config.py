@@ -189,6 +189,7 @@ class ReduceConfig:
     index_offset: int = 0  # with index strides: the index of the element at in_offset (flipped dims)
     min_blocks: int = 0  # inner and outer kernels: resident blocks per SM its registers must allow (0: no bound)
     shared_lanes: bool = False  # inner kernel: lanes share the chunks of inputs off the first one's grid
+    split_group: int = 0  # outer kernel split: splits per group of its two-level combine (kps::GroupOfSplit)
 
     @property
     def num_seg(self) -> int:
@@ -206,6 +207,15 @@ class ReduceConfig:
     def heavy_bound(self) -> bool:
         """ReduceOuter bounded for a heavy state: the launcher checks what the bound spills."""
         return self.kernel == "outer" and self.min_blocks > 0
+
+    @property
+    def counters(self) -> int:
+        """Last-block counters a split launch takes: one per block column, and one per group of
+        splits in each where the combine has two levels (0: no split)."""
+        if self.num_splits == 1:
+            return 0
+        groups = _ceil(self.num_splits, self.split_group) if self.split_group else 1
+        return self.grid[0] * (1 + (groups if groups > 1 else 0))
 
     @property
     def partial_count(self) -> int:
@@ -343,12 +353,14 @@ def plan(
             partials = stage.num_tiles * stage.num_slots * grid[1] if grid[1] > 1 else 0
             side_by_side = stage.direct and bx == block and len(stage.folds) == 1 and not stage.word_folds
             ny = _direct_rows(stage, bx, acc_itemsize, tuning) if side_by_side else tuning.MAX_TILE_ROWS
+            per_round = 0 if stage.direct else (block // bx) * (16 // stage.slots_per_thread)  # kRows there
             return ReduceConfig(
                 reduce_type=_reduce_type(kept, red, use_inner), kernel="staged", kept=tiles, red=stages,
                 inner=red[-1] if use_inner else kept[-1],
                 index_bits=_index_bits(extent, out_extent, num_out, num_red, partials),
                 vec=tuning.LOAD_BYTES // itemsize, ny=ny, lanes=bx,
-                grid=grid, num_splits=grid[1], words=words, word_columns=word_columns, stage=stage, **common,
+                grid=grid, num_splits=grid[1], words=words, word_columns=word_columns, stage=stage,
+                split_group=_split_group(grid[1], per_round, grid[0], tuning), **common,
             )
 
     if use_inner:
@@ -470,6 +482,9 @@ def plan(
         num_splits = _ceil(num_red, rows_per_split)
         if num_splits == 1:
             rows_per_split = num_red
+    # a round of the combine: each row of threads' partial rows (kps::kPartialRows: one for a state,
+    # else the tile's)
+    split_group = _split_group(num_splits, by * (1 if state_acc else ny), min(num_tiles, tuning.MAX_GRID_X), tuning)
     index_bits = _index_bits(extent, out_extent, num_out, num_red, num_splits * num_out)
     reduce_type = _reduce_type(kept, red, use_inner)
     return ReduceConfig(
@@ -478,7 +493,7 @@ def plan(
         grid=(min(num_tiles, tuning.MAX_GRID_X), num_splits), num_splits=num_splits,
         rows_per_split=rows_per_split, col_tiles=col_tiles, num_tiles=num_tiles,
         vec_in=vec_in, vec_out=vec_out, word_columns=word_columns, shifted_words=width if shifted else 0,
-        min_blocks=tuning.HEAVY_COL_MIN_BLOCKS if heavy_state else 0, **common,
+        min_blocks=tuning.HEAVY_COL_MIN_BLOCKS if heavy_state else 0, split_group=split_group, **common,
     )
 
 
@@ -762,6 +777,25 @@ def _choose_splits(units: int, slots: int, max_splits: int, realize, slack: floa
     best = max(fills.values(), default=0.0)
     waves = min((_ceil(real * units, slots) for real, fill in fills.items() if fill >= best - slack), default=1)
     return max((real for real in fills if _ceil(real * units, slots) == waves), key=lambda r: (fills[r], -r), default=1)
+
+
+def _split_group(num_splits: int, per_round: int, columns: int, tuning) -> int:
+    """Splits per group of a split combine (kps::GroupOfSplit) whose one block folds `per_round`
+    rows of partials a round: all of them (one level) where that takes at most SPLIT_ONE_LEVEL_ROUNDS
+    rounds or the groups' counters would not fit SPLIT_COUNTERS over `columns` block columns; else
+    the group that takes the fewest rounds over both levels (the last group's, then the groups'),
+    the fewest groups on a tie. 0 where nothing splits."""
+    if num_splits == 1:
+        return 0
+
+    def rounds(n: int) -> int:
+        return _ceil(n, per_round)
+
+    if rounds(num_splits) <= tuning.SPLIT_ONE_LEVEL_ROUNDS:
+        return num_splits
+    group = min(range(per_round, num_splits, per_round),
+                key=lambda g: (rounds(g) + rounds(_ceil(num_splits, g)), -g), default=num_splits)
+    return group if columns * (1 + _ceil(num_splits, group)) <= tuning.SPLIT_COUNTERS else num_splits
 
 
 def _fill(blocks: int, slots: int) -> float:

@@ -66,8 +66,8 @@ def sm_count(device_id: int) -> int:
     return n
 
 
-#: Bytes at the head of a workspace for the last-block-done counters (one uint32 per block column).
-_COUNTER_BYTES = 256 * 1024
+#: Bytes at the head of a workspace for the last-block-done counters (config.ReduceConfig.counters).
+_COUNTER_BYTES = policy.SPLIT_COUNTERS * 4
 
 #: cudaStreamPerThread: one handle that names a different stream in every host thread, so its
 #: workspaces are keyed by thread too.
@@ -141,7 +141,7 @@ class Launch:
         self._x_offset = cfg.in_offset * (1 if source.reads_bytes(cfg) else functors.in_dtype.itemsize)
         self._more_offsets = [cfg.in_offset * d.itemsize for d in functors.more_dtypes]
         self._more_slots = len(values) - MORE_INPUTS
-        if cfg.num_splits > 1 and cfg.grid[0] * 4 > _COUNTER_BYTES:
+        if cfg.counters * 4 > _COUNTER_BYTES:
             raise ValueError(f"a split launch of {cfg.grid[0]} block columns needs more counters than reserved")
         partial_bytes = cfg.partial_count * functors.acc_dtype.itemsize
         self._workspace_bytes = _COUNTER_BYTES + partial_bytes if partial_bytes else 0

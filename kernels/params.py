@@ -47,7 +47,7 @@ def _fields(cfg: ReduceConfig) -> List[int]:
         return head + index_calc(st.slots, 32) + index_calc(st.folds, 32) + [
             st.num_tiles, st.num_stages, st.num_slots, st.num_folds, st.rows, st.rows_total, st.row_chunks,
             st.row_stride, int(st.chunk_kept), st.slots_per_row, st.folds_per_row, cfg.num_red,
-            st.stages_per_split, cfg.num_splits, cfg.index_offset,
+            st.stages_per_split, cfg.num_splits, cfg.index_offset, cfg.split_group,
         ]
     if cfg.kernel == "inner":
         return head + [
@@ -58,5 +58,5 @@ def _fields(cfg: ReduceConfig) -> List[int]:
     return head + [
         cfg.num_out, cfg.inner.size, cfg.inner.in_stride, cfg.inner.out_stride, cfg.col_tiles, magic,
         cfg.num_tiles, cfg.num_red, cfg.num_red, cfg.rows_per_split, cfg.num_splits, cfg.index_offset,
-        cfg.shifted_words,
+        cfg.shifted_words, cfg.split_group,
     ]

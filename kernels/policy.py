@@ -40,21 +40,25 @@ INNER_MIN_BLOCKS = 3
 #: fell 93 -> 82 (768 blocks: 1.45 waves of 528). Over every width (256 MB, 25 widths from 1 to
 #: 9999, axis 0, heavy against not): float32 logsumexp 0.97-1.10x, argmax 0.92-1.01x (the losses at
 #: 32-100 columns); float16 logsumexp 0.99-2.00x, argmax 0.99-1.54x (with the halved tiles below).
-#: At 64 MB (widths, 3-d/4-d layouts over every axis set, float32, float16, bool: 84 plans that heavy
-#: changes) the narrow columns lose more: float32 argmax over 48-100 columns 0.82-0.88x, logsumexp
-#: 0.87-0.94x, bool argmax 0.87-0.89x, (5349, 64, 7, 7) over (0, 2) argmax 0.87x: one tile split over
-#: the whole GPU, whose extra splits lengthen the last block's combine. float16 gains 1.05-2.13x.
+#: At 64 MB the narrow columns lost more (float32 argmax over 48-100 columns 0.82-0.88x, (5349, 64,
+#: 7, 7) over (0, 2) 0.87x: one tile split over the whole GPU, whose extra splits lengthened the last
+#: block's combine); since that combine has two levels (SPLIT_ONE_LEVEL_ROUNDS), over columns 16 to
+#: 1024 wide and two 3-d/4-d layouts, one call: float32 logsumexp 0.97-1.10x, argmax 0.95-1.00x, bool
+#: argmax 0.95-0.97x, float16 logsumexp 0.99-1.32x, argmax 1.34-2.15x, (5349, 64, 7, 7) argmax 0.99x.
 HEAVY_COL_MIN_BLOCKS = 4
 
 #: The local memory (stack and spilled registers) a thread of a bounded heavy kernel may take:
-#: float32 logsumexp takes 48 bytes, argmax 16, nanargmax none. Where the bound takes more, the
-#: launcher halves the tile's elements until it fits (float16 logsumexp: 32 elements, 336 bytes; 16,
-#: 88; 8, none): H100, one call, same run, % of the ceiling, float16 columns, unbounded 32 elements ->
+#: float32 argmax takes 32 bytes (ptxas), logsumexp and nanargmax none. Where the bound takes more, the
+#: launcher halves the tile's elements until it fits (float16 logsumexp: 32 elements, 264 bytes; 16,
+#: 48; 8, none). A spill in the fold loop costs more than the smaller tile: float32 logsumexp bounded
+#: with 64 bytes ran at 52% of the ceiling over (65536, 4096) where without a spill it runs at 100
+#: (kernel alone), float16 logsumexp at 16 elements (48 bytes) over 256 columns 24% where 8 elements
+#: ran at 29. H100, one call, same run, % of the ceiling, float16 columns, unbounded 32 elements ->
 #: bounded 8: logsumexp over (65536, 8192) axis 0 28 -> 61, (16M, 16) 28 -> 58, (256, 1024, 256) axis 1
 #: 25 -> 47, (1M, 64) 23 -> 40; argmax 35 -> 59, 35 -> 57, 30 -> 50, 30 -> 38; bfloat16 logsumexp
 #: over (8192, 8192) 24 -> 47. Lost: nanargmax over (1M, 128) 48 -> 40 and (1M, 64) 44 -> 38;
 #: int16 argmax over (4096, 65536) (bounded, 16 elements, no spill) 67 -> 63.
-HEAVY_COL_MAX_LOCAL_BYTES = 64
+HEAVY_COL_MAX_LOCAL_BYTES = 32
 
 #: ReduceInner gives an output of a struct state (argmax, Welford, logsumexp) a whole block only
 #: where its run spans this many block steps: the block's combine at the end (shuffles of several
@@ -95,6 +99,22 @@ MAX_TILE_ELEMENTS = 32
 #: traffic, and small inputs split finely enough to hide DRAM latency (a thread looping 16 times
 #: over dependent loads costs 16 round trips: seen as 10 us on a 4 MB column sum).
 MIN_SPLIT_STEPS = 1
+
+#: A split's combine (ReduceOuter, ReduceStaged): where its last block would take more rounds of
+#: partial loads than this (a round: each thread's rows of partials in flight at once, then folded,
+#: about an L2 round trip), the partials are combined in two levels, groups of splits first, each by
+#: the last of its blocks while the others still fold (kps::CombineSplits). H100, kernel alone, same
+#: run, 64 MB float32 columns over axis 0, one level -> two (of 56 plans it changes, float32 and
+#: float16, widths 33-511: 0.96-2.11x, geomean 1.26x): 64 wide var 29 -> 53% of the ceiling, argmax 34
+#: -> 55, logsumexp 36 -> 42, sum 77 -> 80; 100 wide argmax 24 -> 51; 255 wide (staged) sum 52 -> 75,
+#: var 32 -> 55; float16 255 wide sum 55 -> 74; 256 wide with 528 splits forced, sum 66 -> 79, var 13
+#: -> 44. The losses were 3 rounds (511 wide, 24 splits: var 74 -> 71, argmax 71 -> 69): a second
+#: level costs a fence and an atomic more.
+SPLIT_ONE_LEVEL_ROUNDS = 4
+
+#: Last-block counters reserved at the head of a split launch's workspace (uint32 each): one per
+#: block column, and one per group of splits in each where the combine has two levels.
+SPLIT_COUNTERS = 65536
 
 #: ReduceInner splits an output group across blocks only when the group has at least this many
 #: tile steps in all. A split has a fixed cost (a fence, an atomic, a second pass over the

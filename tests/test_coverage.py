@@ -28,7 +28,7 @@ SMALL = SimpleNamespace(BLOCK_THREADS=64, MAX_COL_SHARED_BYTES=8192, BLOCKS_PER_
                         STAGE_RAGGED_COLUMNS=True, STAGE_WORD_COLUMNS=True,
                         STAGE_WORD_COLUMN_RESIDUES=2, STAGE_BYTE_ROWS_MAX=16,
                         STAGE_BYTE_ROWS_OVER_WORDS=True, STAGE_BYTE_ROWS_MAX_BANK_WAYS=4,
-                        SHIFTED_WORD_COLUMNS_MIN=64)
+                        SHIFTED_WORD_COLUMNS_MIN=64, SPLIT_ONE_LEVEL_ROUNDS=1, SPLIT_COUNTERS=65536)
 
 
 def _offsets(shape, strides):

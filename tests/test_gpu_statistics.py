@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pytest
 
-from helpers import data
+from helpers import check as check_op, data
 import kps
 import ops
 from kernels import dispatch, policy
@@ -121,3 +121,32 @@ def test_a_heavy_bound_is_kept_only_where_it_does_not_spill(dtype):
     got = ops.reduce_logsumexp(x, axis=0)
     ref = np.logaddexp.reduce(cp.asnumpy(x).astype(np.float64), axis=0)
     np.testing.assert_allclose(cp.asnumpy(got).astype(np.float64), ref, rtol=2e-3 if dtype == np.float16 else 1e-5)
+
+
+#: Columns split over hundreds of blocks, whose split combine has two levels (kps::CombineSplits):
+#: ReduceOuter over 48, 64 and 100 columns, ReduceStaged over 255; last groups shorter than the rest.
+#: (float16 over 100 columns stages in few enough splits for one level.)
+TWO_LEVEL_CASES = [(np.dtype(d), shape) for d in (np.float32, np.float16, np.float64, np.int32)
+                   for shape in [(65536, 48), (65536, 64), (8192, 100), (16384, 255)]
+                   if not (d == np.float16 and shape[1] == 100)]
+
+
+@pytest.mark.parametrize("dtype,shape", TWO_LEVEL_CASES, ids=str)
+def test_a_split_combines_in_two_levels(dtype, shape):
+    """The last block of each group of splits combines the group's partials, the last group those of
+    the groups: sum, var and argmax (ties among the integers: the first wins across groups) against
+    the reference, from a poisoned pool, repeats bit-identical."""
+    x = data(shape, dtype, "sum", np.random.default_rng(abs(hash((dtype.name, shape))) % 2**32))
+    xd = cp.asarray(x)
+    two_levels = 0
+    for op, ep in ((kps.ADD, kps.NONE), (kps.WELFORD, kps.variance(0)), (kps.ARGMAX, kps.INDEX)):
+        f = kps.resolve(op, kps.IDENTITY, ep, dtype)
+        cfg = dispatch.launch_for(xd, poisoned_like((shape[1],), f.out_dtype), (0,), False, f).cfg
+        two_levels += cfg.num_splits > cfg.split_group
+    assert two_levels >= 2, "the shapes no longer split in two levels: pick others"
+    check("var", _run("var", xd, 0), x, 0)
+    sums = cp.asnumpy(ops.reduce_sum(xd, axis=0))
+    np.testing.assert_array_equal(sums, cp.asnumpy(ops.reduce_sum(xd, axis=0)))
+    check_op("sum", sums, x, 0)
+    poison_pool(8 * shape[1])
+    np.testing.assert_array_equal(cp.asnumpy(ops.reduce_argmax(xd, axis=0)), np.argmax(x, axis=0))

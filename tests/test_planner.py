@@ -92,6 +92,45 @@ def test_split_only_when_outputs_cannot_fill_the_gpu():
         assert 132 * policy.SPLIT_BLOCKS_PER_SM * 0.9 <= cfg.grid[0] * cfg.num_splits <= 132 * policy.SPLIT_BLOCKS_PER_SM
 
 
+def _combine_rounds(cfg, per_round: int) -> int:
+    """Rounds of partial loads on the longest path of a split's combine: the last group's, then the groups'."""
+    groups = -(-cfg.num_splits // cfg.split_group)
+    return -(-cfg.split_group // per_round) + (-(-groups // per_round) if groups > 1 else 0)
+
+
+@given(st.integers(2, 65535), st.sampled_from([1, 2, 4, 8, 16, 32, 64, 256]), st.integers(1, 4096))
+def test_split_group_takes_the_fewest_rounds(num_splits, per_round, columns):
+    """One level where one block combines the splits in SPLIT_ONE_LEVEL_ROUNDS rounds or fewer, or
+    where the groups' counters would not fit; else groups of whole rounds, none shorter on both
+    levels together, and their counters fit."""
+    group = config._split_group(num_splits, per_round, columns, policy)
+    one = -(-num_splits // per_round)
+    groups = -(-num_splits // group)
+    if one <= policy.SPLIT_ONE_LEVEL_ROUNDS:
+        assert group == num_splits
+    if group < num_splits:
+        assert group % per_round == 0 and columns * (1 + groups) <= policy.SPLIT_COUNTERS
+        rounds = -(-group // per_round) + -(-groups // per_round)
+        assert rounds < one
+        assert all(-(-g // per_round) + -(-(-(-num_splits // g)) // per_round) >= rounds
+                   for g in range(per_round, num_splits, per_round))
+    assert config._split_group(1, per_round, columns, policy) == 0
+
+
+def test_many_splits_combine_in_two_levels():
+    """Narrow columns over hundreds of splits (ReduceOuter, ReduceStaged): groups of splits whose
+    counters follow the block columns'; a few splits keep one level."""
+    outer = plan((1 << 24, 64), (0,))
+    assert outer.kernel == "outer" and outer.num_splits > outer.split_group > 1
+    assert outer.counters == outer.grid[0] * (1 + -(-outer.num_splits // outer.split_group))
+    assert _combine_rounds(outer, outer.block // outer.lanes * outer.ny) <= 4
+    staged = plan((1 << 16, 255), (0,))
+    assert staged.kernel == "staged" and staged.num_splits > staged.split_group > 1
+    few = plan((1 << 16, 4096), (0,))
+    assert 1 < few.num_splits == few.split_group and few.counters == few.grid[0]
+    assert plan((65536, 4096), (1,)).counters == 0
+
+
 def test_short_aligned_runs_are_walked_flat():
     nchw = (128, 64, 56, 56)
     for itemsize in (1, 2, 4, 8):

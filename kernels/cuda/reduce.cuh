@@ -53,7 +53,7 @@ struct OuterParams {
   const void* x;
   void* y;
   void* partials;                  // [num_splits][num_out] accumulators, when split
-  unsigned* semaphores;            // one zeroed counter per blockIdx.x, when split
+  unsigned* semaphores;            // zeroed counters: per blockIdx.x, and per group (kps::GroupOfSplit)
   kps::IndexCalc<KND, IndexT> kept;  // outer output index -> input and output offsets
   kps::IndexCalc<RND, IndexT> red;   // reduced index -> input offset
   long long num_out;               // outputs (outer outputs x inner_len)
@@ -69,6 +69,7 @@ struct OuterParams {
   long long num_splits;            // gridDim.y
   long long index_offset;          // index in the reduced range of the element at offset 0 (flipped dims)
   long long inner_bytes;           // ShiftedWords: bytes of the innermost kept dim (columns)
+  long long split_group;           // splits per group of the combine (kps::GroupOfSplit), when split
   const void* more_inputs[kps::kMaxInputs - 1];  // a transform of several inputs: the others, as x
 };
 
@@ -77,7 +78,7 @@ struct StagedParams {
   const void* x;
   void* y;
   void* partials;                  // [num_splits][num_tiles x num_slots] accumulators, when split
-  unsigned* semaphores;            // one zeroed counter per blockIdx.x, when split
+  unsigned* semaphores;            // zeroed counters: per blockIdx.x, and per group (kps::GroupOfSplit)
   kps::IndexCalc<KND, IndexT> kept;      // output tile -> input and output offsets of its first element
   kps::IndexCalc<RND, IndexT> red;       // stage -> input offset of its span
   kps::IndexCalc<TKND, unsigned> slots;  // slot (one output of a tile) -> span offset, output offset
@@ -100,6 +101,7 @@ struct StagedParams {
   long long stages_per_split;
   long long num_splits;            // gridDim.y
   long long index_offset;          // index in the reduced range of the element at offset 0 (flipped dims)
+  long long split_group;           // splits per group of the combine (kps::GroupOfSplit), when split
   const void* more_inputs[kps::kMaxInputs - 1];  // a transform of several inputs: the others, as x
 };
 
@@ -478,24 +480,31 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceOuter(const OuterPara
     const long long first = static_cast<long long>(outer) * p.inner_len + col;  // flat output index
     if (p.num_splits > 1) {
       // The host launches one block column per tile when it splits: no grid-stride here.
-      if (ty == 0) {
+      constexpr int kRows = kps::kPartialRows<Acc, NY>;
+      auto fold = [&](unsigned row, unsigned count, unsigned step) {
+        kps::Init(acc, R::Identity());
+        for (unsigned s = ty; s < count && ncols > 0; s += kBY * kRows) {
+          const int num_y = static_cast<int>(min(static_cast<unsigned>(kRows), (count - s + kBY - 1) / kBY));
+          Acc part[VEC * kRows];
+          kps::ReadPartials<Acc, VEC, kRows>(part, partials + (row + s * step) * p.num_out + first,
+                                             static_cast<long long>(kBY * step) * p.num_out, ncols, num_y,
+                                             R::Identity());
+          kps::Reduce<R, VEC, kRows>(acc, part);
+        }
+        kps::BlockReduceY<R, VEC, BX, BLOCK>(acc, smem);
+      };
+      auto store = [&](unsigned row) {
+        if (ty != 0) return;
 #pragma unroll
         for (int j = 0; j < VEC; ++j) {
-          if (j < ncols) partials[split * p.num_out + first + j] = acc[j];
+          if (j < ncols) partials[row * p.num_out + first + j] = acc[j];
         }
+      };
+      store(static_cast<unsigned>(split));
+      if (!kps::CombineSplits(p.semaphores, static_cast<unsigned>(split), static_cast<unsigned>(p.num_splits),
+                              static_cast<unsigned>(p.split_group), fold, store)) {
+        continue;
       }
-      if (!kps::IsLastBlock(p.semaphores + blockIdx.x, static_cast<unsigned>(p.num_splits))) continue;
-      kps::Init(acc, R::Identity());
-      constexpr int kRows = kps::kPartialRows<Acc, NY>;
-      for (IndexT s = ty; s < p.num_splits && ncols > 0; s += static_cast<IndexT>(kBY) * kRows) {
-        const IndexT left = static_cast<IndexT>(p.num_splits) - s;
-        const int num_y = static_cast<int>(min(static_cast<IndexT>(kRows), (left + kBY - 1) / kBY));
-        Acc part[VEC * kRows];
-        kps::ReadPartials<Acc, VEC, kRows>(part, partials + s * p.num_out + first, kBY * p.num_out, ncols, num_y,
-                                           R::Identity());
-        kps::Reduce<R, VEC, kRows>(acc, part);
-      }
-      kps::BlockReduceY<R, VEC, BX, BLOCK>(acc, smem);
     }
     if (ty == 0 && ncols > 0) {
       if constexpr (ShiftedWords) {
@@ -776,26 +785,29 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
           // The host launches one block column per tile when it splits: no grid-stride here.
           const long long per_split = p.num_tiles * p.num_slots;
           Acc* tile_partials = partials + static_cast<long long>(tile) * p.num_slots + tx;
-          if (ty == 0) {
-#pragma unroll
-            for (int k = 0; k < SLOTS; ++k) {
-              if (k < mine) tile_partials[split * per_split + k * BX] = acc[k];
-            }
-          }
-          write = kps::IsLastBlock(p.semaphores + blockIdx.x, static_cast<unsigned>(p.num_splits));
-          if (write) {  // all of a thread's partials of kRows splits in flight at once
-            constexpr int kRows = 16 / SLOTS;
+          constexpr int kRows = 16 / SLOTS;  // all of a thread's partials of kRows splits in flight at once
+          auto fold = [&](unsigned row, unsigned count, unsigned step) {
             kps::Init(acc, R::Identity());
-            for (IndexT s = ty; folds && s < p.num_splits; s += static_cast<IndexT>(kBY) * kRows) {
-              const IndexT left = static_cast<IndexT>(p.num_splits) - s;
-              const int num_y = static_cast<int>(min(static_cast<IndexT>(kRows), (left + kBY - 1) / kBY));
+            for (unsigned s = ty; folds && s < count; s += kBY * kRows) {
+              const int num_y = static_cast<int>(min(static_cast<unsigned>(kRows), (count - s + kBY - 1) / kBY));
               Acc part[SLOTS * kRows];
-              kps::ReadPartials<Acc, SLOTS, kRows>(part, tile_partials + s * per_split, kBY * per_split, mine, num_y,
+              kps::ReadPartials<Acc, SLOTS, kRows>(part, tile_partials + (row + s * step) * per_split,
+                                                   static_cast<long long>(kBY * step) * per_split, mine, num_y,
                                                    R::Identity(), BX);
               kps::Reduce<R, SLOTS, kRows>(acc, part);
             }
             CombineStaged<R, SLOTS, BX, LanesAdjacent, BLOCK>(acc, smem);
-          }
+          };
+          auto store = [&](unsigned row) {
+            if (ty != 0) return;
+#pragma unroll
+            for (int k = 0; k < SLOTS; ++k) {
+              if (k < mine) tile_partials[row * per_split + k * BX] = acc[k];
+            }
+          };
+          store(static_cast<unsigned>(split));
+          write = kps::CombineSplits(p.semaphores, static_cast<unsigned>(split), static_cast<unsigned>(p.num_splits),
+                                     static_cast<unsigned>(p.split_group), fold, store);
         }
         if constexpr (WordColumns) {
           if (write) {  // (uniform: the last block of the tile's splits, or the only one)

@@ -32,10 +32,12 @@ template <typename Acc, int NX>
 constexpr int kLaneAccumulators = __is_class(Acc) ? 1 : NX;
 
 // Rows of partials each thread loads at once in a split's combine (ReadPartials): NY for scalars;
-// one for a state wider than 8 bytes, whose NX x NY tile of them would set the registers of the
-// whole kernel (ReduceOuter with Welford: 206 -> 121 registers).
+// one for a state, whose NX x NY tile of them would set the registers of the whole kernel
+// (ReduceOuter with Welford: 206 -> 121 registers; float32 logsumexp bounded to 4 blocks per SM, 64
+// bytes spilled -> none, 52 -> 95% of the read ceiling over 4096 x 65536). Many splits combine in
+// two levels instead (kps::CombineSplits).
 template <typename Acc, int NY>
-constexpr int kPartialRows = sizeof(Acc) > 8 ? 1 : NY;
+constexpr int kPartialRows = __is_class(Acc) ? 1 : NY;
 
 template <typename T, int N>
 __device__ __forceinline__ void Init(T (&dst)[N], T value) {
@@ -393,6 +395,52 @@ __device__ __forceinline__ bool IsLastBlock(unsigned* counter, unsigned num_bloc
   }
   __syncthreads();
   return is_last;
+}
+
+// A split's group, where a split reduction's partials are combined in two levels (many splits: one
+// block combining them all would fold them one round of loads after another): the last block of
+// each `group` consecutive splits to finish combines their rows into the group's first row, and the
+// last group to finish combines those rows, `group` apart. With group >= num_splits, one level: the
+// group is every split and counts at the block column's own counter. With several groups each has
+// its counter after the block columns' (gridDim.x * (1 + groups) counters in all), and the column's
+// own counts the groups.
+struct SplitGroup {
+  unsigned first;   // its first split
+  unsigned count;   // its splits
+  unsigned groups;  // groups of the block column
+  unsigned* counter;
+};
+
+// (Splits are gridDim.y, under 2^16: 32-bit arithmetic.)
+__device__ __forceinline__ SplitGroup GroupOfSplit(unsigned* semaphores, unsigned split, unsigned num_splits,
+                                                   unsigned group) {
+  SplitGroup g;
+  g.groups = (num_splits + group - 1) / group;
+  const unsigned k = split / group;
+  g.first = k * group;
+  g.count = min(group, num_splits - g.first);
+  g.counter = semaphores + (g.groups > 1 ? gridDim.x + blockIdx.x * g.groups + k : blockIdx.x);
+  return g;
+}
+
+// A split block's part in combining the partials, once it has stored its own (at row `split`):
+// where it is the last of its group, `fold(row, count, step)` folds the group's `count` rows of
+// partials (`step` rows apart from `row`) into the block's result; where there are several groups,
+// `store(row)` writes that result over the group's first row and the last group folds those rows.
+// Returns whether this block ends with the final result. Every thread of the block must call it.
+template <class Fold, class Store>
+__device__ __forceinline__ bool CombineSplits(unsigned* semaphores, unsigned split, unsigned num_splits,
+                                              unsigned group, Fold fold, Store store) {
+  const SplitGroup g = GroupOfSplit(semaphores, split, num_splits, group);
+  if (!IsLastBlock(g.counter, g.count)) return false;
+  unsigned row = g.first, count = g.count, step = 1;
+  for (bool top = g.groups == 1;; top = true) {  // (one call site of fold: it is inlined once)
+    fold(row, count, step);
+    if (top) return true;
+    store(row);
+    if (!IsLastBlock(semaphores + blockIdx.x, g.groups)) return false;
+    row = 0, count = g.groups, step = group;
+  }
 }
 
 }  // namespace kps
