@@ -204,9 +204,10 @@ class ReduceConfig:
         return self.red
 
     @property
-    def heavy_bound(self) -> bool:
-        """ReduceOuter bounded for a heavy state: the launcher checks what the bound spills."""
-        return self.kernel == "outer" and self.min_blocks > 0
+    def bounded(self) -> bool:
+        """A launch bound on a state's tile (ReduceOuter for a heavy state, ReduceInner for any):
+        the launcher checks what the bound spills (config.lighter)."""
+        return self.kernel in ("inner", "outer") and self.min_blocks > 0
 
     @property
     def counters(self) -> int:
@@ -366,7 +367,7 @@ def plan(
     if use_inner:
         inner, segs = red[-1], red[:-1]
         vec = tuning.LOAD_BYTES // itemsize if vector_loads and inner.in_stride == 1 and inner.size > 1 else 1
-        ny = _tile_rows(tuning, vec)
+        ny = _tile_rows(tuning, vec, elements=tile_elements)
         num_seg = math.prod(d.size for d in segs)
         vectors = _ceil(inner.size, vec)
 
@@ -497,15 +498,19 @@ def plan(
     )
 
 
-def lighter(make: Callable[..., ReduceConfig], cfg: ReduceConfig) -> Tuple[Callable[..., ReduceConfig], ReduceConfig]:
-    """The plan to try after `cfg`, a heavy state's bounded ReduceOuter whose bound spills, and the
-    planner that makes it: half the tile's elements, or, where the tile cannot shrink (one row, or
-    columns off the 16-byte grid), the state planned as any other (whole tile, no bound). `make`
-    plans as `plan` does from (blocks_per_sm, heavy_state=, tile_elements=)."""
+def lighter(make: Callable[..., ReduceConfig],
+            cfg: ReduceConfig) -> Optional[Tuple[Callable[..., ReduceConfig], ReduceConfig]]:
+    """The plan to try after `cfg`, a bounded state tile whose bound spills, and the planner that
+    makes it: half the tile's elements; where the tile cannot shrink (one row, or columns off the
+    16-byte grid), a heavy state's columns planned as any other state's (whole tile, no bound), and
+    None for rows (their bound stays). `make` plans as `plan` does from (blocks_per_sm,
+    heavy_state=, tile_elements=)."""
     half = functools.partial(make, tile_elements=cfg.vec * cfg.ny // 2)
     smaller = half(0)
     if smaller.ny < cfg.ny:
         return half, smaller
+    if cfg.kernel != "outer":
+        return None
     plain = functools.partial(make, heavy_state=False, tile_elements=0)
     return plain, plain(0)
 

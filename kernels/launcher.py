@@ -223,13 +223,16 @@ class Launch:
 
 
 def _first_launch(make_cfg: Callable[..., config.ReduceConfig], functors: Functors, device_id: int):
-    """The first launch of a signature and the planner it came from: a heavy state's tile made
-    lighter (config.lighter) while its launch bound leaves a thread more than
-    HEAVY_COL_MAX_LOCAL_BYTES of local memory (float16 columns: 8 elements a thread where they would
-    take 32)."""
+    """The first launch of a signature and the planner it came from: a bounded state tile made
+    lighter (config.lighter) while its launch bound leaves a thread more than BOUNDED_MAX_LOCAL_BYTES
+    of local memory (float16 columns: 8 elements a thread where they would take 32; float16 rows of
+    argmax: 16 where they would take 32)."""
     launch = Launch(make_cfg(0), functors, device_id)
-    while launch.cfg.heavy_bound and launch.local_bytes() > policy.HEAVY_COL_MAX_LOCAL_BYTES:
-        make_cfg, cfg = config.lighter(make_cfg, launch.cfg)
+    while launch.cfg.bounded and launch.local_bytes() > policy.BOUNDED_MAX_LOCAL_BYTES:
+        after = config.lighter(make_cfg, launch.cfg)
+        if after is None:
+            break
+        make_cfg, cfg = after
         launch = Launch(cfg, functors, device_id)
     return launch, make_cfg
 

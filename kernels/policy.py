@@ -1,5 +1,5 @@
 """Tuning constants, in one place. Each says why it has its value; the planner (config.py) reads
-them, and the launcher one (HEAVY_COL_MAX_LOCAL_BYTES); changing one changes no kernel source
+them, and the launcher one (BOUNDED_MAX_LOCAL_BYTES); changing one changes no kernel source
 (they arrive as template arguments)."""
 
 #: Threads per block. 8 warps: eight resident blocks fill an H100 SM's 2048 threads, and a block
@@ -47,8 +47,9 @@ INNER_MIN_BLOCKS = 3
 #: argmax 0.95-0.97x, float16 logsumexp 0.99-1.32x, argmax 1.34-2.15x, (5349, 64, 7, 7) argmax 0.99x.
 HEAVY_COL_MIN_BLOCKS = 4
 
-#: The local memory (stack and spilled registers) a thread of a bounded heavy kernel may take:
-#: float32 argmax takes 32 bytes (ptxas), logsumexp and nanargmax none. Where the bound takes more, the
+#: The local memory (stack and spilled registers) a thread of a bounded state tile may take (a heavy
+#: state's columns, HEAVY_COL_MIN_BLOCKS; any state's rows, INNER_MIN_BLOCKS): float32 argmax columns
+#: take 32 bytes (ptxas), logsumexp and nanargmax none. Where the bound takes more, the
 #: launcher halves the tile's elements until it fits (float16 logsumexp: 32 elements, 264 bytes; 16,
 #: 48; 8, none). A spill in the fold loop costs more than the smaller tile: float32 logsumexp bounded
 #: with 64 bytes ran at 52% of the ceiling over (65536, 4096) where without a spill it runs at 100
@@ -57,8 +58,14 @@ HEAVY_COL_MIN_BLOCKS = 4
 #: bounded 8: logsumexp over (65536, 8192) axis 0 28 -> 61, (16M, 16) 28 -> 58, (256, 1024, 256) axis 1
 #: 25 -> 47, (1M, 64) 23 -> 40; argmax 35 -> 59, 35 -> 57, 30 -> 50, 30 -> 38; bfloat16 logsumexp
 #: over (8192, 8192) 24 -> 47. Lost: nanargmax over (1M, 128) 48 -> 40 and (1M, 64) 44 -> 38;
-#: int16 argmax over (4096, 65536) (bounded, 16 elements, no spill) 67 -> 63.
-HEAVY_COL_MAX_LOCAL_BYTES = 32
+#: int16 argmax over (4096, 65536) (bounded, 16 elements, no spill) 67 -> 63. Rows: float16 argmax
+#: lifts 32 elements to states that spill 304 bytes (nanargmax 1128, logsumexp 104), 16 none; H100,
+#: kernel alone, same run, % of the ceiling, 32 -> 16 elements: argmax over (8192, 8192) axis 1 32 ->
+#: 59, (1M, 64) 28 -> 43, (128, 64, 56, 56) over (0, 2, 3) 22 -> 45, (16, 16M) 30 -> 61, (4096, 1000)
+#: 11 -> 30; nanargmax 57 -> 57, 41 -> 38, 36 -> 44, 58 -> 55, 4 -> 34; logsumexp 58 -> 70, 50 -> 50,
+#: 44 -> 46, 67 -> 62, 21 -> 39. Where nothing spills, halving loses: float16 var over (1M, 64) 72 ->
+#: 50, int16 argmax over (8192, 8192) 63 -> 58, int8 (16 bytes spilled) 26 -> 23.
+BOUNDED_MAX_LOCAL_BYTES = 32
 
 #: ReduceInner gives an output of a struct state (argmax, Welford, logsumexp) a whole block only
 #: where its run spans this many block steps: the block's combine at the end (shuffles of several

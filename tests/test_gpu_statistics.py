@@ -106,7 +106,7 @@ def test_edges():
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64], ids=lambda d: np.dtype(d).name)
 def test_a_heavy_bound_is_kept_only_where_it_does_not_spill(dtype):
     """logsumexp over columns: ReduceOuter bounded to HEAVY_COL_MIN_BLOCKS resident blocks only where
-    that leaves a thread at most HEAVY_COL_MAX_LOCAL_BYTES of local memory (the launcher halves a
+    that leaves a thread at most BOUNDED_MAX_LOCAL_BYTES of local memory (the launcher halves a
     float16 tile until it does; float32 fits at once); the launch agrees with the reference."""
     x = cp.asarray(np.random.default_rng(5).standard_normal((512, 4096)).astype(dtype))
     f = kps.resolve(kps.LOGSUMEXP, kps.IDENTITY, kps.LOG_OF_SUM, np.dtype(dtype))
@@ -114,13 +114,29 @@ def test_a_heavy_bound_is_kept_only_where_it_does_not_spill(dtype):
     launch = dispatch.launch_for(x, y, (0,), False, f)
     assert launch.cfg.kernel == "outer"
     if launch.cfg.min_blocks:
-        assert launch.local_bytes() <= policy.HEAVY_COL_MAX_LOCAL_BYTES
+        assert launch.local_bytes() <= policy.BOUNDED_MAX_LOCAL_BYTES
         assert launch.occupancy() >= policy.HEAVY_COL_MIN_BLOCKS
     if dtype == np.float32:
         assert launch.cfg.min_blocks == policy.HEAVY_COL_MIN_BLOCKS
     got = ops.reduce_logsumexp(x, axis=0)
     ref = np.logaddexp.reduce(cp.asnumpy(x).astype(np.float64), axis=0)
     np.testing.assert_allclose(cp.asnumpy(got).astype(np.float64), ref, rtol=2e-3 if dtype == np.float16 else 1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int8], ids=lambda d: np.dtype(d).name)
+def test_a_state_row_tile_is_halved_where_its_bound_spills(dtype):
+    """argmax over rows: ReduceInner bounded to INNER_MIN_BLOCKS, its tile halved until a thread
+    takes at most BOUNDED_MAX_LOCAL_BYTES of local memory (float16: 32 elements lifted to states
+    spill; float32 fits at once) or a row a thread is left; the result is NumPy's."""
+    x = data((1024, 3000), dtype, "sum", np.random.default_rng(7))
+    xd = cp.asarray(x)
+    f = kps.resolve(kps.ARGMAX, kps.IDENTITY, kps.INDEX, np.dtype(dtype))
+    launch = dispatch.launch_for(xd, poisoned_like((1024,), f.out_dtype), (1,), False, f)
+    assert launch.cfg.kernel == "inner" and launch.cfg.bounded
+    assert launch.local_bytes() <= policy.BOUNDED_MAX_LOCAL_BYTES or launch.cfg.ny == 1
+    if dtype == np.float32:
+        assert launch.cfg.ny == policy.MAX_TILE_ROWS
+    np.testing.assert_array_equal(cp.asnumpy(ops.reduce_argmax(xd, axis=1)), np.argmax(x, axis=1))
 
 
 #: Columns split over hundreds of blocks, whose split combine has two levels (kps::CombineSplits):

@@ -297,6 +297,35 @@ def test_a_tile_of_fewer_elements_has_fewer_rows():
     assert odd.vec == 1 and odd.ny == policy.MISALIGNED_COL_TILE_ROWS
 
 
+def test_a_spilling_tile_is_made_lighter():
+    """config.lighter, the launcher's step for a bounded tile that spills: half the elements of a
+    heavy state's columns and then, where they cannot shrink, the plain plan (no bound); half the
+    elements of a state's rows down to one row, then nothing (their bound stays)."""
+    def columns(blocks_per_sm, **kw):
+        return plan((4096, 65536), (0,), itemsize=2, acc_itemsize=16, state_acc=True,
+                    **dict(dict(heavy_state=True), **kw), blocks_per_sm=blocks_per_sm)
+
+    make, cfg = columns, columns(0)
+    seen = [(cfg.ny, cfg.min_blocks)]
+    while cfg.bounded:
+        make, cfg = config.lighter(make, cfg)
+        seen.append((cfg.ny, cfg.min_blocks))
+    bound = policy.HEAVY_COL_MIN_BLOCKS
+    assert seen == [(8, bound), (4, bound), (2, bound), (1, bound), (8, 0)]
+
+    def rows(blocks_per_sm, **kw):
+        return plan((4096, 65536), (1,), itemsize=2, acc_itemsize=16, state_acc=True, blocks_per_sm=blocks_per_sm,
+                    **kw)
+
+    make, cfg = rows, rows(0)
+    seen = [(cfg.vec, cfg.ny)]
+    while (after := config.lighter(make, cfg)) is not None:
+        make, cfg = after
+        seen.append((cfg.vec, cfg.ny))
+        assert cfg.kernel == "inner" and cfg.bounded
+    assert seen == [(8, 4), (8, 2), (8, 1)]
+
+
 @pytest.mark.parametrize("itemsize,acc_itemsize,vec", [(2, 4, 8), (2, 16, 4), (2, 32, 2), (4, 8, 4), (4, 32, 2)])
 def test_column_accumulators_are_capped_in_bytes(itemsize, acc_itemsize, vec):
     cfg = plan((4096, 65536), (0,), itemsize=itemsize, acc_itemsize=acc_itemsize, state_acc=acc_itemsize > 8)
