@@ -225,8 +225,7 @@ class Launch:
 def _first_launch(make_cfg: Callable[..., config.ReduceConfig], functors: Functors, device_id: int):
     """The first launch of a signature and the planner it came from: a bounded state tile made
     lighter (config.lighter) while its launch bound leaves a thread more than BOUNDED_MAX_LOCAL_BYTES
-    of local memory (float16 columns: 8 elements a thread where they would take 32; float16 rows of
-    argmax: 16 where they would take 32)."""
+    of local memory (float16 logsumexp columns: 16 elements a thread where they would take 32)."""
     launch = Launch(make_cfg(0), functors, device_id)
     while launch.cfg.bounded and launch.local_bytes() > policy.BOUNDED_MAX_LOCAL_BYTES:
         after = config.lighter(make_cfg, launch.cfg)

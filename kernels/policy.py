@@ -58,13 +58,12 @@ HEAVY_COL_MIN_BLOCKS = 4
 #: bounded 8: logsumexp over (65536, 8192) axis 0 28 -> 61, (16M, 16) 28 -> 58, (256, 1024, 256) axis 1
 #: 25 -> 47, (1M, 64) 23 -> 40; argmax 35 -> 59, 35 -> 57, 30 -> 50, 30 -> 38; bfloat16 logsumexp
 #: over (8192, 8192) 24 -> 47. Lost: nanargmax over (1M, 128) 48 -> 40 and (1M, 64) 44 -> 38;
-#: int16 argmax over (4096, 65536) (bounded, 16 elements, no spill) 67 -> 63. Rows: float16 argmax
-#: lifts 32 elements to states that spill 304 bytes (nanargmax 1128, logsumexp 104), 16 none; H100,
-#: kernel alone, same run, % of the ceiling, 32 -> 16 elements: argmax over (8192, 8192) axis 1 32 ->
-#: 59, (1M, 64) 28 -> 43, (128, 64, 56, 56) over (0, 2, 3) 22 -> 45, (16, 16M) 30 -> 61, (4096, 1000)
-#: 11 -> 30; nanargmax 57 -> 57, 41 -> 38, 36 -> 44, 58 -> 55, 4 -> 34; logsumexp 58 -> 70, 50 -> 50,
-#: 44 -> 46, 67 -> 62, 21 -> 39. Where nothing spills, halving loses: float16 var over (1M, 64) 72 ->
-#: 50, int16 argmax over (8192, 8192) 63 -> 58, int8 (16 bytes spilled) 26 -> 23.
+#: int16 argmax over (4096, 65536) (bounded, 16 elements, no spill) 67 -> 63. Rows: before a state's
+#: elements were lifted and folded one at a time (kps::ReduceUnary), 32 float16 elements lifted to
+#: argmax states spilled 304 bytes (nanargmax 1128, logsumexp 104) and halving them gained (H100,
+#: kernel alone, argmax over (8192, 8192) axis 1 32 -> 60% of the ceiling, (4096, 1000) 12 -> 35);
+#: now nothing there spills, and where nothing spills halving loses (float16 var over (1M, 64) 72 ->
+#: 50, int16 argmax over (8192, 8192) 63 -> 58).
 BOUNDED_MAX_LOCAL_BYTES = 32
 
 #: ReduceInner gives an output of a struct state (argmax, Welford, logsumexp) a whole block only

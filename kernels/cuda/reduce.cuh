@@ -113,20 +113,17 @@ __device__ __forceinline__ void FoldStrided(typename R::acc_t (&acc)[1], kps::Pt
   using Acc = typename R::acc_t;
   constexpr IndexT kStep = static_cast<IndexT>(LANES) * NY;
   Tin raw[NY];
-  Acc tile[NY];
   IndexT i = 0;
   for (; i + kStep <= len; i += kStep) {
     kps::ReadData<Tin, 1, NY, false>(raw, src + (i + lane) * stride, 0, LANES * stride, 1, NY);
     const auto index = kps::AffineIndex<NY>(pos + static_cast<long long>(i + lane) * pos_stride, LANES * pos_stride, 0);
-    kps::ElementwiseUnary<Acc, Tin, 1, NY, Tr, false>(tile, raw, 1, NY, R::Identity(), index);
-    kps::Reduce<R, 1, NY>(acc, tile);
+    kps::ReduceUnary<R, Tr, Tin, 1, NY, 1, false>(acc, raw, 1, NY, index);
   }
   if (i + lane < len) {
     const int num_y = static_cast<int>((len - i - lane + LANES - 1) / LANES);
     kps::ReadData<Tin, 1, NY, true>(raw, src + (i + lane) * stride, 0, LANES * stride, 1, num_y);
     const auto index = kps::AffineIndex<NY>(pos + static_cast<long long>(i + lane) * pos_stride, LANES * pos_stride, 0);
-    kps::ElementwiseUnary<Acc, Tin, 1, NY, Tr, true>(tile, raw, 1, num_y, R::Identity(), index);
-    kps::Reduce<R, 1, NY>(acc, tile);
+    kps::ReduceUnary<R, Tr, Tin, 1, NY, 1, true>(acc, raw, 1, num_y, index);
   }
 }
 
@@ -148,14 +145,12 @@ __device__ __forceinline__ void FoldContiguous(typename R::acc_t (&acc)[1], kps:
   Acc cols[kCols];
   kps::Init(cols, R::Identity());
   Tin raw[VEC * NY];
-  Acc tile[VEC * NY];
   IndexT v = 0;
   for (; v + kStep <= num_vec; v += kStep) {
     kps::ReadDataVecLanes<Tin, VEC, NY, LANES, SharedLanes, false>(raw, body + (v + lane) * VEC, LANES * VEC, NY, NY);
     const auto index = kps::AffineIndex<NY>(pos + static_cast<long long>(head + (v + lane) * VEC) * pos_stride,
                                             LANES * VEC * pos_stride, pos_stride);
-    kps::ElementwiseUnary<Acc, Tin, VEC, NY, Tr, false>(tile, raw, VEC, NY, R::Identity(), index);
-    kps::Reduce<R, kCols, VEC * NY / kCols>(cols, tile);
+    kps::ReduceUnary<R, Tr, Tin, VEC, NY, kCols, false>(cols, raw, VEC, NY, index);
   }
   // The last, partial step; every lane of the group where its lanes share loads (their shuffles).
   if (SharedLanes ? v < num_vec : v + lane < num_vec) {
@@ -167,8 +162,7 @@ __device__ __forceinline__ void FoldContiguous(typename R::acc_t (&acc)[1], kps:
                                                                   next_y);
     const auto index = kps::AffineIndex<NY>(pos + static_cast<long long>(head + (v + lane) * VEC) * pos_stride,
                                             LANES * VEC * pos_stride, pos_stride);
-    kps::ElementwiseUnary<Acc, Tin, VEC, NY, Tr, true>(tile, raw, VEC, num_y, R::Identity(), index);
-    kps::Reduce<R, kCols, VEC * NY / kCols>(cols, tile);
+    kps::ReduceUnary<R, Tr, Tin, VEC, NY, kCols, true>(cols, raw, VEC, num_y, index);
   }
   kps::Reduce<R, 1, kCols>(acc, cols);
 
@@ -191,22 +185,19 @@ __device__ __forceinline__ void FoldRuns(typename R::acc_t (&acc)[1], kps::Ptr<T
   Acc cols[kCols];
   kps::Init(cols, R::Identity());
   Tin raw[VEC * NY];
-  Acc tile[VEC * NY];
   IndexT i = begin + lane;
   for (; i + (NY - 1) * LANES < end; i += kStep) {
     auto index = kps::AffineIndex<NY>(pos, 0, pos_x);
     kps::ReadDataReduce<Tin, VEC, NY, false, (VEC > 1)>(raw, index, src, runs, i, static_cast<IndexT>(LANES), 1, VEC,
                                                         NY);
-    kps::ElementwiseUnary<Acc, Tin, VEC, NY, Tr, false>(tile, raw, VEC, NY, R::Identity(), index);
-    kps::Reduce<R, kCols, VEC * NY / kCols>(cols, tile);
+    kps::ReduceUnary<R, Tr, Tin, VEC, NY, kCols, false>(cols, raw, VEC, NY, index);
   }
   if (i < end) {
     const int num_y = static_cast<int>((end - i + LANES - 1) / LANES);
     auto index = kps::AffineIndex<NY>(pos, 0, pos_x);
     kps::ReadDataReduce<Tin, VEC, NY, true, (VEC > 1)>(raw, index, src, runs, i, static_cast<IndexT>(LANES), 1, VEC,
                                                        num_y);
-    kps::ElementwiseUnary<Acc, Tin, VEC, NY, Tr, true>(tile, raw, VEC, num_y, R::Identity(), index);
-    kps::Reduce<R, kCols, VEC * NY / kCols>(cols, tile);
+    kps::ReduceUnary<R, Tr, Tin, VEC, NY, kCols, true>(cols, raw, VEC, num_y, index);
   }
   kps::Reduce<R, 1, kCols>(acc, cols);
 }
@@ -412,7 +403,6 @@ __device__ __forceinline__ void FoldColumnRows(typename R::acc_t (&acc)[VEC], Sr
                                                int word_bytes, int num_x, int num_y) {
   using Acc = typename R::acc_t;
   Elem raw[VEC * NY];
-  Acc tile_acc[VEC * NY];
   auto index = kps::AffineIndex<NY>(index_offset, 0, 0);  // a row's columns share its index
   if constexpr (ShiftedWords) {
     kps::ReadWordsShifted<NY, IsBoundary>(raw, index, src, rows, first, step, word_bytes, num_y);
@@ -420,8 +410,7 @@ __device__ __forceinline__ void FoldColumnRows(typename R::acc_t (&acc)[VEC], Sr
     kps::ReadDataReduce<Tin, VEC, NY, IsBoundary, VecIn && !IsBoundary>(raw, index, src, rows, first, step, stride_x,
                                                                          num_x, num_y);
   }
-  kps::ElementwiseUnary<Acc, Elem, VEC, NY, Tr, IsBoundary>(tile_acc, raw, num_x, num_y, R::Identity(), index);
-  kps::Reduce<R, VEC, NY>(acc, tile_acc);
+  kps::ReduceUnary<R, Tr, Elem, VEC, NY, VEC, IsBoundary>(acc, raw, num_x, num_y, index);
 }
 
 // ShiftedWords: a 1-byte `any` / `all` of kept columns whose rows start anywhere in a word (W no

@@ -1,7 +1,8 @@
 // The kernel primitives. Every reduce kernel is one pipeline per thread, written with these alone:
 //
-//   Init -> ReadData / ReadDataVec / ReadDataReduce -> ElementwiseUnary -> Reduce (local)
-//        -> BlockReduce (global) [-> split: ReadPartials -> Reduce -> BlockReduce] -> epilogue -> WriteData
+//   Init -> ReadData / ReadDataVec / ReadDataReduce -> ReduceUnary (ElementwiseUnary -> Reduce, local)
+//        -> BlockReduce (global) [-> split: CombineSplits (ReadPartials -> Reduce -> BlockReduce)]
+//        -> epilogue -> WriteData
 //
 // Register tiles are NY rows of NX elements, stored row-major in a flat array `T[NX * NY]`.
 // `IsBoundary` is the one boundary flag: false means the whole tile is in range and nothing is
@@ -293,6 +294,34 @@ __device__ __forceinline__ void Reduce(typename R::acc_t (&acc)[NX],
   for (int y = 0; y < NY; ++y) {
 #pragma unroll
     for (int x = 0; x < NX; ++x) acc[x] = R::Combine(acc[x], tile[y * NX + x]);
+  }
+}
+
+// ElementwiseUnary then Reduce: the tile's elements lifted and folded into COLS accumulators in row
+// order (element i into acc[i % COLS]). A state lifts and folds each element in turn, with no tile
+// of lifted states between (the same order, so the same bits): that tile took NX x NY states of
+// registers (float16 argmax rows, 32 elements: 304 bytes spilled a thread).
+template <class R, class Tr, typename T, int NX, int NY, int COLS, bool IsBoundary>
+__device__ __forceinline__ void ReduceUnary(typename R::acc_t (&acc)[COLS], const T (&src)[NX * NY], int num_x,
+                                            int num_y, const TileIndex<NY>& index) {
+  using Acc = typename R::acc_t;
+  static_assert((NX * NY) % COLS == 0, "whole rows of accumulators");
+  if constexpr (__is_class(Acc)) {
+#pragma unroll
+    for (int y = 0; y < NY; ++y) {
+#pragma unroll
+      for (int x = 0; x < NX; ++x) {
+        const bool valid = !IsBoundary || (x < num_x && y < num_y);
+        const Acc value = valid
+            ? Lift<Acc>(Tr::Apply(Cast<typename Tr::arg_t>(src[y * NX + x])), index.row[y] + x * index.step_x)
+            : R::Identity();
+        acc[(y * NX + x) % COLS] = R::Combine(acc[(y * NX + x) % COLS], value);
+      }
+    }
+  } else {
+    Acc tile[NX * NY];
+    ElementwiseUnary<Acc, T, NX, NY, Tr, IsBoundary>(tile, src, num_x, num_y, R::Identity(), index);
+    Reduce<R, COLS, NX * NY / COLS>(acc, tile);
   }
 }
 
