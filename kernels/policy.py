@@ -42,9 +42,10 @@ INNER_MIN_BLOCKS = 3
 #: 32-100 columns); float16 logsumexp 0.99-2.00x, argmax 0.99-1.54x (with the halved tiles below).
 #: At 64 MB the narrow columns lost more (float32 argmax over 48-100 columns 0.82-0.88x, (5349, 64,
 #: 7, 7) over (0, 2) 0.87x: one tile split over the whole GPU, whose extra splits lengthened the last
-#: block's combine); since that combine has two levels (SPLIT_ONE_LEVEL_ROUNDS), over columns 16 to
-#: 1024 wide and two 3-d/4-d layouts, one call: float32 logsumexp 0.97-1.10x, argmax 0.95-1.00x, bool
-#: argmax 0.95-0.97x, float16 logsumexp 0.99-1.32x, argmax 1.34-2.15x, (5349, 64, 7, 7) argmax 0.99x.
+#: block's combine); since that combine has two levels (SPLIT_ONE_LEVEL_ROUNDS) and states fold an
+#: element at a time (kps::ReduceUnary), over columns 16 to 1024 wide and two 3-d/4-d layouts, one
+#: call: float32 logsumexp 1.00-1.04x, argmax 0.95-1.00x, bool argmax 0.96-0.98x, float16 logsumexp
+#: 1.06-1.31x, argmax 0.97-1.31x, (5349, 64, 7, 7) argmax 0.96x.
 HEAVY_COL_MIN_BLOCKS = 4
 
 #: The local memory (stack and spilled registers) a thread of a bounded state tile may take (a heavy
