@@ -124,19 +124,25 @@ def test_a_heavy_bound_is_kept_only_where_it_does_not_spill(dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int8], ids=lambda d: np.dtype(d).name)
-def test_a_state_row_tile_is_halved_where_its_bound_spills(dtype):
-    """argmax over rows: ReduceInner bounded to INNER_MIN_BLOCKS, its tile halved until a thread
-    takes at most BOUNDED_MAX_LOCAL_BYTES of local memory (float16: 32 elements lifted to states
-    spill; float32 fits at once) or a row a thread is left; the result is NumPy's."""
-    x = data((1024, 3000), dtype, "sum", np.random.default_rng(7))
-    xd = cp.asarray(x)
-    f = kps.resolve(kps.ARGMAX, kps.IDENTITY, kps.INDEX, np.dtype(dtype))
-    launch = dispatch.launch_for(xd, poisoned_like((1024,), f.out_dtype), (1,), False, f)
-    assert launch.cfg.kernel == "inner" and launch.cfg.bounded
-    assert launch.local_bytes() <= policy.BOUNDED_MAX_LOCAL_BYTES or launch.cfg.ny == 1
-    if dtype == np.float32:
-        assert launch.cfg.ny == policy.MAX_TILE_ROWS
-    np.testing.assert_array_equal(cp.asnumpy(ops.reduce_argmax(xd, axis=1)), np.argmax(x, axis=1))
+def test_a_state_row_tile_is_halved_where_its_bound_spills(dtype, monkeypatch):
+    """argmax over rows: ReduceInner bounded to INNER_MIN_BLOCKS, a thread at most
+    BOUNDED_MAX_LOCAL_BYTES of local memory (a state folds an element at a time: nothing spills);
+    and where every tile counts as spilling, the launcher halves it down to one row, whose result is
+    still NumPy's."""
+    for width, limit in ((3000, policy.BOUNDED_MAX_LOCAL_BYTES), (3001, -1)):
+        monkeypatch.setattr(policy, "BOUNDED_MAX_LOCAL_BYTES", limit)
+        x = data((1024, width), dtype, "sum", np.random.default_rng(width))
+        xd = cp.asarray(x)
+        f = kps.resolve(kps.ARGMAX, kps.IDENTITY, kps.INDEX, np.dtype(dtype))
+        launch = dispatch.launch_for(xd, poisoned_like((1024,), f.out_dtype), (1,), False, f)
+        assert launch.cfg.kernel == "inner" and launch.cfg.bounded
+        if limit < 0:
+            assert launch.cfg.ny == 1
+        else:
+            assert launch.local_bytes() <= limit
+            if dtype == np.float32:
+                assert launch.cfg.ny == policy.MAX_TILE_ROWS
+        np.testing.assert_array_equal(cp.asnumpy(ops.reduce_argmax(xd, axis=1)), np.argmax(x, axis=1))
 
 
 #: Columns split over hundreds of blocks, whose split combine has two levels (kps::CombineSplits):
