@@ -189,7 +189,7 @@ class ReduceConfig:
     index_offset: int = 0  # with index strides: the index of the element at in_offset (flipped dims)
     min_blocks: int = 0  # inner and outer kernels: resident blocks per SM its registers must allow (0: no bound)
     shared_lanes: bool = False  # inner kernel: lanes share the chunks of inputs off the first one's grid
-    split_group: int = 0  # outer kernel split: splits per group of its two-level combine (kps::GroupOfSplit)
+    split_group: int = 0  # outer and staged kernels' splits: splits per group of the combine (kps::GroupOfSplit)
 
     @property
     def num_seg(self) -> int:
@@ -274,10 +274,10 @@ def plan(
     shuffles cost several times a scalar's. `heavy_state`: a state op whose merge of one element
     is long (kps.ReduceOp's `heavy`): ReduceOuter is bounded to keep at least
     HEAVY_COL_MIN_BLOCKS blocks resident, and its splits fill waves of max(blocks_per_sm,
-    HEAVY_COL_MIN_BLOCKS). `tile_elements`: ReduceOuter's aligned tile takes rows only up to this
-    many elements a thread (rows x vector width, one row at least; 0: MAX_TILE_ELEMENTS; columns
-    off the 16-byte grid keep their element-wise tile): the launcher halves the tile of a heavy
-    state whose launch bound spills.
+    HEAVY_COL_MIN_BLOCKS). `tile_elements`: ReduceOuter's aligned tile and ReduceInner's take rows
+    only up to this many elements a thread (rows x vector width, one row at least; 0:
+    MAX_TILE_ELEMENTS; columns off the 16-byte grid keep their element-wise tile): the launcher
+    halves a bounded state tile whose launch bound spills (config.lighter).
     """
     axes = set(axes)
     kept, red = [], []
@@ -787,20 +787,26 @@ def _choose_splits(units: int, slots: int, max_splits: int, realize, slack: floa
 def _split_group(num_splits: int, per_round: int, columns: int, tuning) -> int:
     """Splits per group of a split combine (kps::GroupOfSplit) whose one block folds `per_round`
     rows of partials a round: all of them (one level) where that takes at most SPLIT_ONE_LEVEL_ROUNDS
-    rounds or the groups' counters would not fit SPLIT_COUNTERS over `columns` block columns; else
-    the group that takes the fewest rounds over both levels (the last group's, then the groups'),
-    the fewest groups on a tie. 0 where nothing splits."""
+    rounds, where no two levels take fewer, or where the groups' counters would not fit SPLIT_COUNTERS
+    over `columns` block columns; else the group that takes the fewest rounds over both levels (the
+    last group's, then the groups'), the fewest groups on a tie. 0 where nothing splits."""
     if num_splits == 1:
         return 0
 
     def rounds(n: int) -> int:
         return _ceil(n, per_round)
 
-    if rounds(num_splits) <= tuning.SPLIT_ONE_LEVEL_ROUNDS:
+    one = rounds(num_splits)
+    if one <= tuning.SPLIT_ONE_LEVEL_ROUNDS:
         return num_splits
-    group = min(range(per_round, num_splits, per_round),
-                key=lambda g: (rounds(g) + rounds(_ceil(num_splits, g)), -g), default=num_splits)
-    return group if columns * (1 + _ceil(num_splits, group)) <= tuning.SPLIT_COUNTERS else num_splits
+
+    def two(g: int) -> int:
+        return rounds(g) + rounds(_ceil(num_splits, g))
+
+    group = min(range(per_round, num_splits, per_round), key=lambda g: (two(g), -g), default=num_splits)
+    if group == num_splits or two(group) >= one or columns * (1 + _ceil(num_splits, group)) > tuning.SPLIT_COUNTERS:
+        return num_splits
+    return group
 
 
 def _fill(blocks: int, slots: int) -> float:

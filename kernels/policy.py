@@ -1,5 +1,5 @@
 """Tuning constants, in one place. Each says why it has its value; the planner (config.py) reads
-them, and the launcher one (BOUNDED_MAX_LOCAL_BYTES); changing one changes no kernel source
+them, and the launcher two (BOUNDED_MAX_LOCAL_BYTES, SPLIT_COUNTERS); changing one changes no kernel source
 (they arrive as template arguments)."""
 
 #: Threads per block. 8 warps: eight resident blocks fill an H100 SM's 2048 threads, and a block
@@ -51,10 +51,10 @@ HEAVY_COL_MIN_BLOCKS = 4
 #: The local memory (stack and spilled registers) a thread of a bounded state tile may take (a heavy
 #: state's columns, HEAVY_COL_MIN_BLOCKS; any state's rows, INNER_MIN_BLOCKS): float32 argmax columns
 #: take 32 bytes (ptxas), logsumexp and nanargmax none. Where the bound takes more, the
-#: launcher halves the tile's elements until it fits (float16 logsumexp: 32 elements, 264 bytes; 16,
-#: 48; 8, none). A spill in the fold loop costs more than the smaller tile: float32 logsumexp bounded
-#: with 64 bytes ran at 52% of the ceiling over (65536, 4096) where without a spill it runs at 100
-#: (kernel alone), float16 logsumexp at 16 elements (48 bytes) over 256 columns 24% where 8 elements
+#: launcher halves the tile's elements until it fits (float16 logsumexp: 32 elements, 120 bytes; 16,
+#: 16, kept; before kps::ReduceUnary 264, 48 and at 8 none). A spill in the fold loop costs more than
+#: the smaller tile: float32 logsumexp bounded with 64 bytes ran at 52% of the ceiling over (65536,
+#: 4096) where without a spill it runs at 100 (kernel alone), float16 logsumexp at 16 elements (48 bytes) over 256 columns 24% where 8 elements
 #: ran at 29. H100, one call, same run, % of the ceiling, float16 columns, unbounded 32 elements ->
 #: bounded 8: logsumexp over (65536, 8192) axis 0 28 -> 61, (16M, 16) 28 -> 58, (256, 1024, 256) axis 1
 #: 25 -> 47, (1M, 64) 23 -> 40; argmax 35 -> 59, 35 -> 57, 30 -> 50, 30 -> 38; bfloat16 logsumexp
@@ -111,12 +111,12 @@ MIN_SPLIT_STEPS = 1
 #: partial loads than this (a round: each thread's rows of partials in flight at once, then folded,
 #: about an L2 round trip), the partials are combined in two levels, groups of splits first, each by
 #: the last of its blocks while the others still fold (kps::CombineSplits). H100, kernel alone, same
-#: run, 64 MB float32 columns over axis 0, one level -> two (of 56 plans it changes, float32 and
-#: float16, widths 33-511: 0.96-2.11x, geomean 1.26x): 64 wide var 29 -> 53% of the ceiling, argmax 34
+#: run, 64 MB float32 columns over axis 0, one level -> two (of 38 plans it changes, float32 and
+#: float16, widths 48-256: 1.03-2.11x, geomean 1.39x): 64 wide var 29 -> 55% of the ceiling, argmax 34
 #: -> 55, logsumexp 36 -> 42, sum 77 -> 80; 100 wide argmax 24 -> 51; 255 wide (staged) sum 52 -> 75,
 #: var 32 -> 55; float16 255 wide sum 55 -> 74; 256 wide with 528 splits forced, sum 66 -> 79, var 13
-#: -> 44. The losses were 3 rounds (511 wide, 24 splits: var 74 -> 71, argmax 71 -> 69): a second
-#: level costs a fence and an atomic more.
+#: -> 44. With 2 rounds here the losses were plans of 3 (511 wide, 24 splits: var 74 -> 71, argmax
+#: 71 -> 69): a second level costs a fence and an atomic more.
 SPLIT_ONE_LEVEL_ROUNDS = 4
 
 #: Last-block counters reserved at the head of a split launch's workspace (uint32 each): one per

@@ -5,7 +5,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import example, given, strategies as st
 
 from kernels import config, params, policy
 from kernels.config import AxisError, Dim
@@ -99,6 +99,7 @@ def _combine_rounds(cfg, per_round: int) -> int:
 
 
 @given(st.integers(2, 65535), st.sampled_from([1, 2, 4, 8, 16, 32, 64, 256]), st.integers(1, 4096))
+@example(5, 1, 1)  # two levels (3 + 2 rounds) no shorter than one (5): one level
 def test_split_group_takes_the_fewest_rounds(num_splits, per_round, columns):
     """One level where one block combines the splits in SPLIT_ONE_LEVEL_ROUNDS rounds or fewer, or
     where the groups' counters would not fit; else groups of whole rounds, none shorter on both

@@ -354,8 +354,9 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceInner(const InnerPara
     acc[0] = kps::BlockReduce<R, LANES, BLOCK>(acc[0], smem);
     if (p.num_splits > 1) {
       // The host launches one block column per output group when it splits: no grid-stride here.
-      // The combine is written out here and in ReduceOuter on purpose: as one shared device function
-      // it changed this kernel's main loop (same registers), 3% slower on 4096 rows of 65536 floats.
+      // The combine is written out here, not kps::CombineSplits as in ReduceOuter and ReduceStaged:
+      // as one shared device function it changed this kernel's main loop (same registers), 3% slower
+      // on 4096 rows of 65536 floats; a round here reads LANES x NY rows, so one level serves.
       if (active && lane == 0) partials[split * p.num_out + row] = acc[0];
       if (!kps::IsLastBlock(p.semaphores + blockIdx.x, static_cast<unsigned>(p.num_splits))) continue;
       acc[0] = R::Identity();

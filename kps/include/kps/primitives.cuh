@@ -35,7 +35,7 @@ constexpr int kLaneAccumulators = __is_class(Acc) ? 1 : NX;
 // Rows of partials each thread loads at once in a split's combine (ReadPartials): NY for scalars;
 // one for a state, whose NX x NY tile of them would set the registers of the whole kernel
 // (ReduceOuter with Welford: 206 -> 121 registers; float32 logsumexp bounded to 4 blocks per SM, 64
-// bytes spilled -> none, 52 -> 95% of the read ceiling over 4096 x 65536). Many splits combine in
+// bytes spilled -> none, 52 -> 100% of the read ceiling over (65536, 4096), kernel alone). Many splits combine in
 // two levels instead (kps::CombineSplits).
 template <typename Acc, int NY>
 constexpr int kPartialRows = __is_class(Acc) ? 1 : NY;
