@@ -215,8 +215,8 @@ class ReduceConfig:
         splits in each where the combine has two levels (0: no split)."""
         if self.num_splits == 1:
             return 0
-        groups = _ceil(self.num_splits, self.split_group) if self.split_group else 1
-        return self.grid[0] * (1 + (groups if groups > 1 else 0))
+        groups = _ceil(self.num_splits, self.split_group or self.num_splits)
+        return self.grid[0] * (1 + groups if groups > 1 else 1)
 
     @property
     def partial_count(self) -> int:
@@ -804,7 +804,7 @@ def _split_group(num_splits: int, per_round: int, columns: int, tuning) -> int:
         return rounds(g) + rounds(_ceil(num_splits, g))
 
     group = min(range(per_round, num_splits, per_round), key=lambda g: (two(g), -g), default=num_splits)
-    if group == num_splits or two(group) >= one or columns * (1 + _ceil(num_splits, group)) > tuning.SPLIT_COUNTERS:
+    if two(group) >= one or columns * (1 + _ceil(num_splits, group)) > tuning.SPLIT_COUNTERS:
         return num_splits
     return group
 

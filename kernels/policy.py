@@ -1,6 +1,6 @@
 """Tuning constants, in one place. Each says why it has its value; the planner (config.py) reads
-them, and the launcher two (BOUNDED_MAX_LOCAL_BYTES, SPLIT_COUNTERS); changing one changes no kernel source
-(they arrive as template arguments)."""
+them, and the launcher two (BOUNDED_MAX_LOCAL_BYTES, SPLIT_COUNTERS); changing one changes no
+kernel source (they arrive as template arguments)."""
 
 #: Threads per block. 8 warps: eight resident blocks fill an H100 SM's 2048 threads, and a block
 #: is wide enough to cover a 4096-float row in one step of 16-byte loads.
@@ -54,8 +54,9 @@ HEAVY_COL_MIN_BLOCKS = 4
 #: launcher halves the tile's elements until it fits (float16 logsumexp: 32 elements, 120 bytes; 16,
 #: 16, kept; before kps::ReduceUnary 264, 48 and at 8 none). A spill in the fold loop costs more than
 #: the smaller tile: float32 logsumexp bounded with 64 bytes ran at 52% of the ceiling over (65536,
-#: 4096) where without a spill it runs at 100 (kernel alone), float16 logsumexp at 16 elements (48 bytes) over 256 columns 24% where 8 elements
-#: ran at 29. H100, one call, same run, % of the ceiling, float16 columns, unbounded 32 elements ->
+#: 4096) where without a spill it runs at 100 (kernel alone), float16 logsumexp at 16 elements (48
+#: bytes) over 256 columns 24% where 8 elements ran at 29. H100, one call, same run, % of the
+#: ceiling, float16 columns, unbounded 32 elements ->
 #: bounded 8: logsumexp over (65536, 8192) axis 0 28 -> 61, (16M, 16) 28 -> 58, (256, 1024, 256) axis 1
 #: 25 -> 47, (1M, 64) 23 -> 40; argmax 35 -> 59, 35 -> 57, 30 -> 50, 30 -> 38; bfloat16 logsumexp
 #: over (8192, 8192) 24 -> 47. Lost: nanargmax over (1M, 128) 48 -> 40 and (1M, 64) 44 -> 38;

@@ -470,17 +470,9 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceOuter(const OuterPara
     const long long first = static_cast<long long>(outer) * p.inner_len + col;  // flat output index
     if (p.num_splits > 1) {
       // The host launches one block column per tile when it splits: no grid-stride here.
-      constexpr int kRows = kps::kPartialRows<Acc, NY>;
       auto fold = [&](unsigned row, unsigned count, unsigned step) {
-        kps::Init(acc, R::Identity());
-        for (unsigned s = ty; s < count && ncols > 0; s += kBY * kRows) {
-          const int num_y = static_cast<int>(min(static_cast<unsigned>(kRows), (count - s + kBY - 1) / kBY));
-          Acc part[VEC * kRows];
-          kps::ReadPartials<Acc, VEC, kRows>(part, partials + (row + s * step) * p.num_out + first,
-                                             static_cast<long long>(kBY * step) * p.num_out, ncols, num_y,
-                                             R::Identity());
-          kps::Reduce<R, VEC, kRows>(acc, part);
-        }
+        kps::FoldPartials<R, VEC, kps::kPartialRows<Acc, NY>, kBY>(acc, partials + first, row, count, step,
+                                                                   p.num_out, ncols, ty, ncols > 0);
         kps::BlockReduceY<R, VEC, BX, BLOCK>(acc, smem);
       };
       auto store = [&](unsigned row) {
@@ -775,17 +767,9 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
           // The host launches one block column per tile when it splits: no grid-stride here.
           const long long per_split = p.num_tiles * p.num_slots;
           Acc* tile_partials = partials + static_cast<long long>(tile) * p.num_slots + tx;
-          constexpr int kRows = 16 / SLOTS;  // all of a thread's partials of kRows splits in flight at once
-          auto fold = [&](unsigned row, unsigned count, unsigned step) {
-            kps::Init(acc, R::Identity());
-            for (unsigned s = ty; folds && s < count; s += kBY * kRows) {
-              const int num_y = static_cast<int>(min(static_cast<unsigned>(kRows), (count - s + kBY - 1) / kBY));
-              Acc part[SLOTS * kRows];
-              kps::ReadPartials<Acc, SLOTS, kRows>(part, tile_partials + (row + s * step) * per_split,
-                                                   static_cast<long long>(kBY * step) * per_split, mine, num_y,
-                                                   R::Identity(), BX);
-              kps::Reduce<R, SLOTS, kRows>(acc, part);
-            }
+          auto fold = [&](unsigned row, unsigned count, unsigned step) {  // 16 partials of a thread in flight
+            kps::FoldPartials<R, SLOTS, 16 / SLOTS, kBY>(acc, tile_partials, row, count, step, per_split, mine,
+                                                         ty, folds, BX);
             CombineStaged<R, SLOTS, BX, LanesAdjacent, BLOCK>(acc, smem);
           };
           auto store = [&](unsigned row) {

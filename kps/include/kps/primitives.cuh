@@ -35,8 +35,8 @@ constexpr int kLaneAccumulators = __is_class(Acc) ? 1 : NX;
 // Rows of partials each thread loads at once in a split's combine (ReadPartials): NY for scalars;
 // one for a state, whose NX x NY tile of them would set the registers of the whole kernel
 // (ReduceOuter with Welford: 206 -> 121 registers; float32 logsumexp bounded to 4 blocks per SM, 64
-// bytes spilled -> none, 52 -> 100% of the read ceiling over (65536, 4096), kernel alone). Many splits combine in
-// two levels instead (kps::CombineSplits).
+// bytes spilled -> none, 52 -> 100% of the read ceiling over (65536, 4096), kernel alone). Many
+// splits combine in two levels instead (kps::CombineSplits).
 template <typename Acc, int NY>
 constexpr int kPartialRows = __is_class(Acc) ? 1 : NY;
 
@@ -424,6 +424,25 @@ __device__ __forceinline__ bool IsLastBlock(unsigned* counter, unsigned num_bloc
   }
   __syncthreads();
   return is_last;
+}
+
+// Fold `count` rows of partials, `step` rows apart from row `row` (rows `row_stride` elements
+// apart, NX of a thread's `stride_x` apart in each), into NX accumulators: row y of the thread's
+// share is `ty + y * BY`, ROWS of them in flight at once; an inactive thread keeps the identity.
+// The fold of kps::CombineSplits.
+template <class R, int NX, int ROWS, int BY>
+__device__ __forceinline__ void FoldPartials(typename R::acc_t (&acc)[NX], const typename R::acc_t* src, unsigned row,
+                                             unsigned count, unsigned step, long long row_stride, int num_x,
+                                             unsigned ty, bool active, long long stride_x = 1) {
+  using Acc = typename R::acc_t;
+  Init(acc, R::Identity());
+  for (unsigned s = ty; s < count && active; s += BY * ROWS) {
+    const int num_y = static_cast<int>(min(static_cast<unsigned>(ROWS), (count - s + BY - 1) / BY));
+    Acc part[NX * ROWS];
+    ReadPartials<Acc, NX, ROWS>(part, src + (row + s * step) * row_stride,
+                                static_cast<long long>(BY * step) * row_stride, num_x, num_y, R::Identity(), stride_x);
+    Reduce<R, NX, ROWS>(acc, part);
+  }
 }
 
 // A split's group, where a split reduction's partials are combined in two levels (many splits: one
