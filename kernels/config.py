@@ -189,6 +189,7 @@ class ReduceConfig:
     index_offset: int = 0  # with index strides: the index of the element at in_offset (flipped dims)
     min_blocks: int = 0  # inner and outer kernels: resident blocks per SM its registers must allow (0: no bound)
     shared_lanes: bool = False  # inner kernel: lanes share the chunks of inputs off the first one's grid
+    input_shift: int = 0  # with shared_lanes: the bytes every input off the grid lies past it (0: read at run time)
     split_group: int = 0  # outer and staged kernels' splits: splits per group of the combine (kps::GroupOfSplit)
 
     @property
@@ -247,6 +248,7 @@ def plan(
     vector_loads: bool = True,
     inputs: int = 1,
     inputs_off_grid: bool = False,
+    inputs_shift: int = 0,
     state_acc: bool = False,
     heavy_state: bool = False,
     tile_elements: int = 0,
@@ -269,7 +271,10 @@ def plan(
     loads, no words, no staging): a transform of several inputs reads them so where their itemsizes
     differ. `inputs`: the arrays a transform reads; several are never staged (ReduceStaged stages
     one). `inputs_off_grid`: some input lies off the first one's 16-byte grid (x[1:] beside x[:-1]):
-    ReduceInner's groups of a warp or more then read tiles of INPUTS_TILE_ROWS rows.
+    ReduceInner's groups of a warp or more then read tiles of INPUTS_TILE_ROWS rows. `inputs_shift`:
+    where every input off the grid lies the same number of bytes (1-15) past it, that number, which
+    the kernel then takes as a constant (4 for float32 x[1:] beside x[:-1]: a row is three words of
+    its own chunk and one shuffled from the next lane's); 0 where they differ.
     `state_acc`: the accumulator is a struct of several fields (a state op), whose combine and
     shuffles cost several times a scalar's. `heavy_state`: a state op whose merge of one element
     is long (kps.ReduceOp's `heavy`): ReduceOuter is bounded to keep at least
@@ -432,6 +437,7 @@ def plan(
             index_bits=index_bits, vec=vec, ny=ny, lanes=lanes,
             grid=(min(row_blocks, tuning.MAX_GRID_X), num_splits), num_splits=num_splits,
             flat_runs=flat, words=words, word_columns=word_columns, shared_lanes=shared_lanes,
+            input_shift=inputs_shift if shared_lanes else 0,
             min_blocks=tuning.INNER_MIN_BLOCKS if state_acc else 0, **split, **common,
         )
 

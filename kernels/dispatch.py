@@ -19,7 +19,8 @@ def launch_for(x, y, axes: Sequence[int], keepdims: bool, functors: Functors, mo
     read with 16-byte loads beside x's where all share its itemsize, else element by element. One
     off x's 16-byte grid is read as the two aligned chunks around each vector, shifted in registers
     (kps::LoadShifted); where the lanes of a warp walk a run together they share the chunks
-    (kps::ReadDataVecLanes), and the plan gives them smaller tiles."""
+    (kps::ReadDataVecLanes), and the plan gives them smaller tiles and, where every input off the
+    grid lies the same bytes past it, that shift as a constant."""
     itemsize, out_itemsize = x.dtype.itemsize, y.dtype.itemsize * functors.epilogue.outputs
     strides = tuple(s // itemsize for s in x.strides)
     out_strides = tuple(s // out_itemsize for s in y.strides)
@@ -29,8 +30,9 @@ def launch_for(x, y, axes: Sequence[int], keepdims: bool, functors: Functors, mo
     out_align = config.alignment(y.data.ptr)
     device_id = x.data.device_id
     vectors = all(a.itemsize == x.itemsize for a in more)
-    off_grid = any((a.data.ptr - x.data.ptr) % 16 for a in more)
-    key = (x.shape, strides, axes, out_strides, functors, x_misalign, out_align, device_id, vectors, off_grid)
+    shifts = {(a.data.ptr - x.data.ptr) % 16 for a in more} - {0}
+    off_grid, shift = bool(shifts), shifts.pop() if len(shifts) == 1 else 0
+    key = (x.shape, strides, axes, out_strides, functors, x_misalign, out_align, device_id, vectors, off_grid, shift)
 
     def make_cfg(blocks_per_sm: int, heavy_state: bool = functors.op.heavy,
                  tile_elements: int = 0) -> config.ReduceConfig:
@@ -41,7 +43,7 @@ def launch_for(x, y, axes: Sequence[int], keepdims: bool, functors: Functors, mo
             pack_words=words, pack_word_columns=words and functors.out_dtype == np.bool_,
             acc_itemsize=functors.acc_dtype.itemsize,
             index_strides=functors.op.indexed, vector_loads=vectors,
-            inputs=1 + len(functors.more_dtypes), inputs_off_grid=off_grid,
+            inputs=1 + len(functors.more_dtypes), inputs_off_grid=off_grid, inputs_shift=shift,
             state_acc=bool(functors.op.state), heavy_state=heavy_state,
             tile_elements=tile_elements,
         )

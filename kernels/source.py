@@ -57,7 +57,7 @@ def kernel_name(cfg: ReduceConfig, functors: Functors) -> str:
         cfg.lanes, cfg.block, cfg.min_blocks, len(cfg.kept), len(cfg.red_calc), index_t,
     ]
     if cfg.kernel == "inner":
-        args += [str(cfg.flat_runs).lower(), str(cfg.shared_lanes).lower()]
+        args += [str(cfg.flat_runs).lower(), str(cfg.shared_lanes).lower(), cfg.input_shift]
         return f"kernels::ReduceInner<{', '.join(map(str, args))}>"
     args += [str(cfg.vec_in).lower(), str(cfg.vec_out).lower(), str(bool(cfg.shifted_words)).lower()]
     return f"kernels::ReduceOuter<{', '.join(map(str, args))}>"

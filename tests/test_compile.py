@@ -85,12 +85,15 @@ def _names(functors: kps.Functors):
         kept = [n for i, n in enumerate(shape) if i not in axes]
         out_strides = [int(np.prod(kept[i + 1:])) for i in range(len(kept))]
         # (a 1-byte `any` / `all` one byte off the 16-byte grid too: rows folded as words, not 16 a thread)
-        for pack, vectors, off_grid, misalign in itertools.product(
-                {False, kps.packs_words(functors)}, {not several, several and alike}, {False, several},
+        # (inputs off the first one's grid: by shifts known only at run time, or by one the kernel
+        # takes as a constant, whole words or not)
+        grids = [(False, 0)] + [(True, s) for s in sorted({0, itemsize % 16, -itemsize % 16})] * several
+        for pack, vectors, (off_grid, shift), misalign in itertools.product(
+                {False, kps.packs_words(functors)}, {not several, several and alike}, grids,
                 {0, kps.packs_words(functors)}):
             kw = dict(in_misalign=int(misalign), pack_words=pack, acc_itemsize=functors.acc_dtype.itemsize,
                       index_strides=functors.op.indexed, vector_loads=vectors,
-                      inputs=1 + len(functors.more_dtypes), inputs_off_grid=off_grid,
+                      inputs=1 + len(functors.more_dtypes), inputs_off_grid=off_grid, inputs_shift=shift,
                       state_acc=bool(functors.op.state), heavy_state=functors.op.heavy)
             make = functools.partial(_plan_with, (shape, strides, axes, out_strides, itemsize,
                                                   functors.out_dtype.itemsize, 132), kw)

@@ -381,11 +381,16 @@ def test_inputs_off_the_grid_take_short_tiles_on_warp_groups(blocks_per_sm):
     """A transform of several inputs, one off the first one's 16-byte grid (x[1:] beside x[:-1]):
     groups of a warp or more share its chunks between lanes (kps::ReadDataVecLanes) in tiles of
     INPUTS_TILE_ROWS rows, split as far as INPUTS_SPLIT_BLOCKS_PER_SM; narrower groups (short rows),
-    and inputs on one grid, plan as before."""
+    and inputs on one grid, plan as before. A shift common to the inputs off the grid goes to the
+    kernel only where its lanes share chunks; the rest of the plan is the one a shift read at run
+    time gets."""
     def both(shape, strides, axes):
         kept = [n for i, n in enumerate(shape) if i not in axes]
-        on, off = (config.plan(shape, strides, axes, c_strides(kept), 4, 4, 132, blocks_per_sm=blocks_per_sm,
-                               inputs=2, inputs_off_grid=o) for o in (False, True))
+        on, off, shifted = (config.plan(shape, strides, axes, c_strides(kept), 4, 4, 132, blocks_per_sm=blocks_per_sm,
+                                        inputs=2, inputs_off_grid=o, inputs_shift=s)
+                            for o, s in ((False, 0), (True, 0), (True, 12)))
+        assert shifted.input_shift == (12 if off.shared_lanes else 0) and off.input_shift == on.input_shift == 0
+        assert dataclasses.replace(shifted, input_shift=0) == off
         return on, off
 
     for shape, strides, axes in [((89_999_999,), (1,), (0,)), ((8192, 4096), (4097, 1), (1,)),

@@ -130,7 +130,8 @@ __device__ __forceinline__ void FoldStrided(typename R::acc_t (&acc)[1], kps::Pt
 // Fold one contiguous run: a scalar head up to the first 16-byte boundary, aligned VEC-wide
 // vectors (NY per lane in flight), a scalar tail. Element i is number `pos + i * pos_stride` of the
 // reduced range.
-template <class R, class Tr, typename Tin, int VEC, int NY, int LANES, bool SharedLanes, typename IndexT>
+template <class R, class Tr, typename Tin, int VEC, int NY, int LANES, bool SharedLanes, int InputShift,
+          typename IndexT>
 __device__ __forceinline__ void FoldContiguous(typename R::acc_t (&acc)[1], kps::Ptr<Tin> src, IndexT len,
                                                int lane, long long pos, long long pos_stride) {
   using Acc = typename R::acc_t;
@@ -147,7 +148,8 @@ __device__ __forceinline__ void FoldContiguous(typename R::acc_t (&acc)[1], kps:
   Tin raw[VEC * NY];
   IndexT v = 0;
   for (; v + kStep <= num_vec; v += kStep) {
-    kps::ReadDataVecLanes<Tin, VEC, NY, LANES, SharedLanes, false>(raw, body + (v + lane) * VEC, LANES * VEC, NY, NY);
+    kps::ReadDataVecLanes<Tin, VEC, NY, LANES, SharedLanes, InputShift, false>(raw, body + (v + lane) * VEC,
+                                                                               LANES * VEC, NY, NY);
     const auto index = kps::AffineIndex<NY>(pos + static_cast<long long>(head + (v + lane) * VEC) * pos_stride,
                                             LANES * VEC * pos_stride, pos_stride);
     kps::ReduceUnary<R, Tr, Tin, VEC, NY, kCols, false>(cols, raw, VEC, NY, index);
@@ -158,8 +160,8 @@ __device__ __forceinline__ void FoldContiguous(typename R::acc_t (&acc)[1], kps:
     const auto rows_of = [left](IndexT l) { return static_cast<int>((left - l + LANES - 1) / LANES); };  // l < left
     const int num_y = !SharedLanes || lane < left ? rows_of(lane) : 0;
     const int next_y = SharedLanes && lane + 1 < left ? rows_of(lane + 1) : 0;
-    kps::ReadDataVecLanes<Tin, VEC, NY, LANES, SharedLanes, true>(raw, body + (v + lane) * VEC, LANES * VEC, num_y,
-                                                                  next_y);
+    kps::ReadDataVecLanes<Tin, VEC, NY, LANES, SharedLanes, InputShift, true>(raw, body + (v + lane) * VEC,
+                                                                              LANES * VEC, num_y, next_y);
     const auto index = kps::AffineIndex<NY>(pos + static_cast<long long>(head + (v + lane) * VEC) * pos_stride,
                                             LANES * VEC * pos_stride, pos_stride);
     kps::ReduceUnary<R, Tr, Tin, VEC, NY, kCols, true>(cols, raw, VEC, num_y, index);
@@ -298,7 +300,7 @@ __device__ __forceinline__ kps::Vec<unsigned, 4> PackByteResults(const typename 
 }
 
 template <typename Tin, class R, class Tr, class Ep, int VEC, int NY, int LANES, int BLOCK, int MIN_BLOCKS,
-          int KND, int RND, typename IndexT, bool FlatRuns, bool SharedLanes>
+          int KND, int RND, typename IndexT, bool FlatRuns, bool SharedLanes, int InputShift>
 __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceInner(const InnerParams<KND, RND, IndexT> p) {
   using Acc = typename R::acc_t;
   using Tout = typename Ep::out_t;
@@ -342,8 +344,8 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceInner(const InnerPara
           const kps::Ptr<Tin> run = x + in_off + seg_off + in_begin * p.inner_stride;
           const long long pos = p.index_offset + seg_pos + static_cast<long long>(in_begin) * p.inner_index_stride;
           if constexpr (VEC > 1) {
-            FoldContiguous<R, Tr, Tin, VEC, NY, LANES, SharedLanes, IndexT>(acc, run, in_end - in_begin, lane, pos,
-                                                                            p.inner_index_stride);
+            FoldContiguous<R, Tr, Tin, VEC, NY, LANES, SharedLanes, InputShift, IndexT>(
+                acc, run, in_end - in_begin, lane, pos, p.inner_index_stride);
           } else {
             FoldStrided<R, Tr, Tin, NY, LANES, IndexT>(acc, run, in_end - in_begin, p.inner_stride, lane, pos,
                                                        p.inner_index_stride);

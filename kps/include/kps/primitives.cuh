@@ -101,22 +101,71 @@ __device__ __forceinline__ void ReadDataVec(T (&dst)[NX * NY], Src src, long lon
   }
 }
 
+// LoadShiftedLanes for an input W whole words (1-3) past the 16-byte grid: a row is the last 4 - W
+// words of its own chunk and the first W of the next lane's, so W shuffles build it where a shift
+// known only at run time takes four and a funnel. Only a lane with no next loads those W words.
+// (The Rosenbrock cost's float32 kernel: 58 -> 48 registers, five blocks an SM where four fit.)
+template <int W, int NX, int NY, bool IsBoundary, typename T>
+__device__ __forceinline__ void LoadWordShiftedLanes(T (&dst)[NX * NY], const Vec<unsigned, 4>* chunk,
+                                                     long long chunk_stride, const Vec<unsigned, 4> (&first)[NY],
+                                                     bool shares_first, bool last, int num_y, int next_y) {
+  Vec<unsigned, 4> lo[NY];
+  unsigned own[NY][W];
+#pragma unroll
+  for (int y = 0; y < NY; ++y) {
+    const bool mine = !IsBoundary || y < num_y;
+    if (shares_first) {
+      lo[y] = first[y];
+    } else if (mine) {
+      lo[y] = chunk[y * chunk_stride];
+    }
+    if (mine && (last || (IsBoundary && y >= next_y))) {
+      const unsigned* next = reinterpret_cast<const unsigned*>(chunk + y * chunk_stride + 1);
+#pragma unroll
+      for (int w = 0; w < W; ++w) own[y][w] = next[w];
+    }
+  }
+#pragma unroll
+  for (int y = 0; y < NY; ++y) {
+    const bool from_next = !last && (!IsBoundary || y < next_y);
+    union { unsigned words[4]; T val[NX]; } row;
+#pragma unroll
+    for (int w = 0; w < 4 - W; ++w) row.words[w] = lo[y].val[w + W];
+#pragma unroll
+    for (int w = 0; w < W; ++w) {
+      const unsigned next = __shfl_down_sync(0xffffffffu, lo[y].val[w], 1);
+      row.words[4 - W + w] = from_next ? next : own[y][w];
+    }
+#pragma unroll
+    for (int x = 0; x < NX; ++x) dst[y * NX + x] = row.val[x];
+  }
+}
+
 // Tile rows of an input of a Zip from the aligned chunks around them, where lane l's row y lies just
 // before lane l + 1's (see ReadDataVecLanes). `first`: the first input's chunks of the same rows, at
-// `first_addr` for row 0. This lane reads rows [0, num_y), the next lane rows [0, next_y).
-template <int NX, int NY, bool IsBoundary, typename T>
+// `first_addr` for row 0. This lane reads rows [0, num_y), the next lane rows [0, next_y). SHIFT:
+// the bytes past the grid of every input off it, where the host knows one for all (x[1:] beside
+// x[:-1]: 4 bytes of float32), else 0: each input's own, read at run time.
+template <int NX, int NY, bool IsBoundary, int SHIFT, typename T>
 __device__ __forceinline__ void LoadShiftedLanes(T (&dst)[NX * NY], const T* src, long long stride_y,
                                                  const Vec<unsigned, 4> (&first)[NY], unsigned long long first_addr,
                                                  int num_y, int next_y) {
-  const unsigned shift = static_cast<unsigned>(Address(src) & 15u);  // uniform: the inputs keep one offset
-  if (shift == 0) {  // on the first input's grid
+  static_assert(SHIFT >= 0 && SHIFT < 16, "a shift past the 16-byte grid");
+  const unsigned own_shift = static_cast<unsigned>(Address(src) & 15u);  // uniform: the inputs keep one offset
+  if (own_shift == 0) {  // on the first input's grid
     ReadDataVec<T, NX, NY, IsBoundary>(dst, src, stride_y, num_y);
     return;
   }
+  const unsigned shift = SHIFT ? SHIFT : own_shift;
   const bool last = threadIdx.x % kWarpSize == kWarpSize - 1;  // the warp's last: no next lane
   const Vec<unsigned, 4>* chunk = AlignedChunk(src, shift);
   const long long chunk_stride = stride_y * static_cast<long long>(sizeof(T)) / 16;
   const bool shares_first = Address(chunk) == first_addr;
+  if constexpr (SHIFT % 4 == 0 && SHIFT != 0) {
+    LoadWordShiftedLanes<SHIFT / 4, NX, NY, IsBoundary>(dst, chunk, chunk_stride, first, shares_first, last, num_y,
+                                                        next_y);
+    return;
+  }
   Vec<unsigned, 4> lo[NY], own[NY];
 #pragma unroll
   for (int y = 0; y < NY; ++y) {
@@ -144,17 +193,17 @@ __device__ __forceinline__ void LoadShiftedLanes(T (&dst)[NX * NY], const T* src
   }
 }
 
-template <int NX, int NY, bool IsBoundary>
+template <int NX, int NY, bool IsBoundary, int SHIFT>
 __device__ __forceinline__ void ZipLanes(Pack<> (&)[NX * NY], Zip<>, long long, const Vec<unsigned, 4> (&)[NY],
                                          unsigned long long, int, int) {}
-template <int NX, int NY, bool IsBoundary, typename T, typename... Rest>
+template <int NX, int NY, bool IsBoundary, int SHIFT, typename T, typename... Rest>
 __device__ __forceinline__ void ZipLanes(Pack<T, Rest...> (&dst)[NX * NY], Zip<T, Rest...> src, long long stride_y,
                                          const Vec<unsigned, 4> (&first)[NY], unsigned long long first_addr,
                                          int num_y, int next_y) {
   T head[NX * NY];
   Pack<Rest...> tail[NX * NY];
-  LoadShiftedLanes<NX, NY, IsBoundary>(head, src.head, stride_y, first, first_addr, num_y, next_y);
-  ZipLanes<NX, NY, IsBoundary>(tail, src.tail, stride_y, first, first_addr, num_y, next_y);
+  LoadShiftedLanes<NX, NY, IsBoundary, SHIFT>(head, src.head, stride_y, first, first_addr, num_y, next_y);
+  ZipLanes<NX, NY, IsBoundary, SHIFT>(tail, src.tail, stride_y, first, first_addr, num_y, next_y);
 #pragma unroll
   for (int i = 0; i < NX * NY; ++i) dst[i] = {head[i], tail[i]};
 }
@@ -167,14 +216,15 @@ __device__ __forceinline__ void ZipLanes(Pack<T, Rest...> (&dst)[NX * NY], Zip<T
 // shuffle and only a lane with no next (a warp's last, or the last in range) loads it, instead of
 // every lane loading both; and an input that starts less than 16 bytes after the first (x[1:] beside
 // x[:-1]) takes its first chunk from the first input's own: one pass of 16-byte loads reads them all.
-// Otherwise it is ReadDataVec.
-template <typename T, int NX, int NY, int LANES, bool Shared, bool IsBoundary>
+// SHIFT: see LoadShiftedLanes. Otherwise it is ReadDataVec.
+template <typename T, int NX, int NY, int LANES, bool Shared, int SHIFT, bool IsBoundary>
 __device__ __forceinline__ void ReadDataVecLanes(T (&dst)[NX * NY], const T* src, long long stride_y, int num_y,
                                                  int) {
   static_assert(!Shared, "one input has no chunks to share");
   ReadDataVec<T, NX, NY, IsBoundary>(dst, src, stride_y, num_y);
 }
-template <typename T, int NX, int NY, int LANES, bool Shared, bool IsBoundary, typename H, typename... Rest>
+template <typename T, int NX, int NY, int LANES, bool Shared, int SHIFT, bool IsBoundary, typename H,
+          typename... Rest>
 __device__ __forceinline__ void ReadDataVecLanes(Pack<H, Rest...> (&dst)[NX * NY], Zip<H, Rest...> src,
                                                  long long stride_y, int num_y, int next_y) {
   if constexpr (!Shared) {
@@ -192,7 +242,7 @@ __device__ __forceinline__ void ReadDataVecLanes(Pack<H, Rest...> (&dst)[NX * NY
       for (int x = 0; x < NX; ++x) c.vec.val[x] = head[y * NX + x];
       first[y] = c.words;
     }
-    ZipLanes<NX, NY, IsBoundary>(tail, src.tail, stride_y, first, Address(src.head), num_y, next_y);
+    ZipLanes<NX, NY, IsBoundary, SHIFT>(tail, src.tail, stride_y, first, Address(src.head), num_y, next_y);
 #pragma unroll
     for (int i = 0; i < NX * NY; ++i) dst[i] = {head[i], tail[i]};
   }
