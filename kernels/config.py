@@ -252,6 +252,7 @@ def plan(
     state_acc: bool = False,
     heavy_state: bool = False,
     tile_elements: int = 0,
+    state_min_blocks: int = 0,
 ) -> ReduceConfig:
     """Plan a reduction of a non-empty input with at least one output.
 
@@ -282,7 +283,9 @@ def plan(
     HEAVY_COL_MIN_BLOCKS). `tile_elements`: ReduceOuter's aligned tile and ReduceInner's take rows
     only up to this many elements a thread (rows x vector width, one row at least; 0:
     MAX_TILE_ELEMENTS; columns off the 16-byte grid keep their element-wise tile): the launcher
-    halves a bounded state tile whose launch bound spills (config.lighter).
+    halves a bounded state tile whose launch bound spills (config.lighter). `state_min_blocks`:
+    ReduceInner's launch bound for a state (0: INNER_MIN_BLOCKS; the launcher lowers it where that
+    spills).
     """
     axes = set(axes)
     kept, red = [], []
@@ -438,7 +441,7 @@ def plan(
             grid=(min(row_blocks, tuning.MAX_GRID_X), num_splits), num_splits=num_splits,
             flat_runs=flat, words=words, word_columns=word_columns, shared_lanes=shared_lanes,
             input_shift=inputs_shift if shared_lanes else 0,
-            min_blocks=tuning.INNER_MIN_BLOCKS if state_acc else 0, **split, **common,
+            min_blocks=(state_min_blocks or tuning.INNER_MIN_BLOCKS) if state_acc else 0, **split, **common,
         )
 
     if shifted:  # a word of four columns (bytes from the aligned words around them), written as a word
@@ -504,13 +507,20 @@ def plan(
     )
 
 
-def lighter(make: Callable[..., ReduceConfig],
-            cfg: ReduceConfig) -> Optional[Tuple[Callable[..., ReduceConfig], ReduceConfig]]:
-    """The plan to try after `cfg`, a bounded state tile whose bound spills, and the planner that
-    makes it: half the tile's elements; where the tile cannot shrink (one row, or columns off the
-    16-byte grid), a heavy state's columns planned as any other state's (whole tile, no bound), and
-    None for rows (their bound stays). `make` plans as `plan` does from (blocks_per_sm,
-    heavy_state=, tile_elements=)."""
+def lighter(make: Callable[..., ReduceConfig], cfg: ReduceConfig, local_bytes: int,
+            tuning=policy) -> Optional[Tuple[Callable[..., ReduceConfig], ReduceConfig]]:
+    """The plan to try after `cfg`, a bounded state tile whose kernel takes `local_bytes` of local
+    memory a thread (its stack and spills), and the planner that makes it; None where `cfg` stays.
+    A state's rows bounded above INNER_SPILL_MIN_BLOCKS that spill at all: that bound. Then, over
+    BOUNDED_MAX_LOCAL_BYTES: half the tile's elements; where the tile cannot shrink (one row, or
+    columns off the 16-byte grid), a heavy state's columns planned as any other state's (whole
+    tile, no bound), and None for rows (their bound stays). `make` plans as `plan` does from
+    (blocks_per_sm, heavy_state=, tile_elements=, state_min_blocks=)."""
+    if cfg.kernel == "inner" and local_bytes > 0 and cfg.min_blocks > tuning.INNER_SPILL_MIN_BLOCKS:
+        fewer = functools.partial(make, state_min_blocks=tuning.INNER_SPILL_MIN_BLOCKS)
+        return fewer, fewer(0)
+    if local_bytes <= tuning.BOUNDED_MAX_LOCAL_BYTES:
+        return None
     half = functools.partial(make, tile_elements=cfg.vec * cfg.ny // 2)
     smaller = half(0)
     if smaller.ny < cfg.ny:

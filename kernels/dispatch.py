@@ -34,8 +34,8 @@ def launch_for(x, y, axes: Sequence[int], keepdims: bool, functors: Functors, mo
     off_grid, shift = bool(shifts), shifts.pop() if len(shifts) == 1 else 0
     key = (x.shape, strides, axes, out_strides, functors, x_misalign, out_align, device_id, vectors, off_grid, shift)
 
-    def make_cfg(blocks_per_sm: int, heavy_state: bool = functors.op.heavy,
-                 tile_elements: int = 0) -> config.ReduceConfig:
+    def make_cfg(blocks_per_sm: int, heavy_state: bool = functors.op.heavy, tile_elements: int = 0,
+                 state_min_blocks: int = 0) -> config.ReduceConfig:
         words = kps.packs_words(functors)
         return config.plan(
             x.shape, strides, axes, out_strides, itemsize, out_itemsize, launcher.sm_count(device_id),
@@ -45,7 +45,7 @@ def launch_for(x, y, axes: Sequence[int], keepdims: bool, functors: Functors, mo
             index_strides=functors.op.indexed, vector_loads=vectors,
             inputs=1 + len(functors.more_dtypes), inputs_off_grid=off_grid, inputs_shift=shift,
             state_acc=bool(functors.op.state), heavy_state=heavy_state,
-            tile_elements=tile_elements,
+            tile_elements=tile_elements, state_min_blocks=state_min_blocks,
         )
 
     return launcher.get_launch(key, make_cfg, functors, device_id, in_capture)

@@ -224,11 +224,12 @@ class Launch:
 
 def _first_launch(make_cfg: Callable[..., config.ReduceConfig], functors: Functors, device_id: int):
     """The first launch of a signature and the planner it came from: a bounded state tile made
-    lighter (config.lighter) while its launch bound leaves a thread more than BOUNDED_MAX_LOCAL_BYTES
-    of local memory (float16 logsumexp columns: 16 elements a thread where they would take 32)."""
+    lighter (config.lighter) while its launch bound spills: a state's rows to a lower bound, then
+    any tile that leaves a thread more than BOUNDED_MAX_LOCAL_BYTES of local memory to fewer
+    elements (float16 logsumexp columns: 16 a thread where they would take 32)."""
     launch = Launch(make_cfg(0), functors, device_id)
-    while launch.cfg.bounded and launch.local_bytes() > policy.BOUNDED_MAX_LOCAL_BYTES:
-        after = config.lighter(make_cfg, launch.cfg)
+    while launch.cfg.bounded:
+        after = config.lighter(make_cfg, launch.cfg, launch.local_bytes())
         if after is None:
             break
         make_cfg, cfg = after
@@ -240,8 +241,8 @@ def get_launch(key: tuple, make_cfg: Callable[..., config.ReduceConfig], functor
                device_id: int, in_capture: bool = False) -> Launch:
     """The cached launch for `key`. On first use: plan with the policy's occupancy estimate,
     compile, then re-plan with the compiled kernel's real occupancy, so a split grid fills the
-    GPU in one wave instead of one and a bit. `make_cfg(blocks_per_sm, heavy_state=, tile_elements=)`
-    plans (`_first_launch` says when the other two change). `in_capture`: a CUDA graph is being
+    GPU in one wave instead of one and a bit. `make_cfg(blocks_per_sm, heavy_state=, tile_elements=,
+    state_min_blocks=)` plans (`_first_launch` says when the other three change). `in_capture`: a CUDA graph is being
     captured, so a launch not made yet is a CaptureError."""
     launch = _launches.get(key)
     if launch is None:

@@ -1,5 +1,5 @@
 """Tuning constants, in one place. Each says why it has its value; the planner (config.py) reads
-them, and the launcher two (BOUNDED_MAX_LOCAL_BYTES, SPLIT_COUNTERS); changing one changes no
+them, and the launcher one (SPLIT_COUNTERS); changing one changes no
 kernel source (they arrive as template arguments)."""
 
 #: Threads per block. 8 warps: eight resident blocks fill an H100 SM's 2048 threads, and a block
@@ -22,11 +22,20 @@ BLOCKS_PER_SM = 8
 SPLIT_BLOCKS_PER_SM = 3
 
 #: ReduceInner's launch bound for a struct state (argmax, Welford, logsumexp): registers must allow
-#: this many resident blocks per SM (the count that keeps HBM busy, as above). Unbounded, a state
-#: takes 96-110 registers and holds an SM to two blocks: argmax on the H100 (kernel alone, same run)
-#: 2733 -> 2989 GB/s over 256M floats, 2644 -> 3009 over 4096 rows of 65536, with no spills.
+#: this many resident blocks per SM. Unbounded, a state took 96-110 registers and held an SM to two
+#: blocks: a bound of three took argmax on the H100 (kernel alone, same run) 2733 -> 2989 GB/s over
+#: 256M floats, 2644 -> 3009 over 4096 rows of 65536, with no spills. Given three, ptxas spends them
+#: (float32 argmax over rows of 64: 64 registers unbounded, 71 bounded); four holds a fold of short
+#: rows, whose blocks live one tile, to 64. 3 -> 4, H100, kernel alone, same run, 256 MB of float32
+#: rows, % of the ceiling: argmax over widths 16-65536 76-92 -> 85-98 (64: 79 -> 87), nanargmax
+#: 73-95 -> 76-97, logsumexp unchanged (50 registers: four blocks either way); Welford spills 24
+#: bytes at four and loses where the fold loops (rows of 4096: 98 -> 91), so a bound that spills
+#: at all falls back to INNER_SPILL_MIN_BLOCKS (config.lighter).
 #: Scalars keep no bound (0): given one, ptxas spends it (48 -> 79 registers for a float32 sum).
-INNER_MIN_BLOCKS = 3
+INNER_MIN_BLOCKS = 4
+
+#: The bound a state's rows fall back to where INNER_MIN_BLOCKS spills (see above).
+INNER_SPILL_MIN_BLOCKS = 3
 
 #: ReduceOuter's launch bound for a heavy state (kps.ReduceOp's `heavy`: logsumexp and the
 #: arg-reductions), whose splits then fill the waves of these blocks. Unbounded, their float32

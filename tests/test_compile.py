@@ -100,11 +100,12 @@ def _names(functors: kps.Functors):
             cfg = make(0)
             f = source.plan_functors(cfg, functors)
             names.setdefault(f, set()).add(source.kernel_name(cfg, f))
-            after = config.lighter(make, cfg) if cfg.bounded else None
-            while after is not None:  # the launcher's lighter tiles, down to the last
+            # the launcher's lighter tiles (as if every one spilled), down to the last
+            after = config.lighter(make, cfg, 1 << 20) if cfg.bounded else None
+            while after is not None:
                 make, cfg = after
                 names[f].add(source.kernel_name(cfg, f))
-                after = config.lighter(make, cfg) if cfg.bounded else None
+                after = config.lighter(make, cfg, 1 << 20) if cfg.bounded else None
         if kps.packs_words(functors) and functors.out_dtype == np.bool_:  # kept columns read as words
             cfg = config.plan(shape, strides, axes, out_strides, itemsize, 1, 132, pack_word_columns=True,
                               acc_itemsize=functors.acc_dtype.itemsize)

@@ -145,6 +145,33 @@ def test_a_state_row_tile_is_halved_where_its_bound_spills(dtype, monkeypatch):
         np.testing.assert_array_equal(cp.asnumpy(ops.reduce_argmax(xd, axis=1)), np.argmax(x, axis=1))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("shape", [(4096, 64), (64, 4096), (3, 100003)], ids=str)
+def test_a_state_rows_bound_above_the_fallback_never_spills(shape, dtype):
+    """States over rows: ReduceInner bounded to INNER_MIN_BLOCKS where that spills nothing, else to
+    INNER_SPILL_MIN_BLOCKS (config.lighter); the occupancy the bound asks for, and NumPy's results."""
+    x = data(shape, dtype, "sum", np.random.default_rng(shape[1]))
+    xd = cp.asarray(x)
+    cases = [(kps.ARGMAX, kps.INDEX, ops.reduce_argmax, np.argmax),
+             (kps.WELFORD, kps.variance(0), ops.reduce_var, np.var),
+             (kps.LOGSUMEXP, kps.LOG_OF_SUM, ops.reduce_logsumexp, lambda a, axis: np.logaddexp.reduce(a, axis=axis)),
+             (kps.nan.NANARGMAX, kps.INDEX, ops.reduce_nanargmax, np.nanargmax)]
+    for op, epilogue, ours, theirs in cases:
+        f = kps.resolve(op, kps.IDENTITY, epilogue, np.dtype(dtype))
+        launch = dispatch.launch_for(xd, poisoned_like(shape[:1], f.out_dtype), (1,), False, f)
+        assert launch.cfg.kernel == "inner"
+        assert launch.cfg.min_blocks in (policy.INNER_MIN_BLOCKS, policy.INNER_SPILL_MIN_BLOCKS)
+        if launch.cfg.min_blocks > policy.INNER_SPILL_MIN_BLOCKS:
+            assert launch.local_bytes() == 0
+        assert launch.occupancy() >= launch.cfg.min_blocks
+        got = cp.asnumpy(ours(xd, axis=1))
+        expect = theirs(x.astype(np.float64), axis=1)
+        if op.indexed:
+            np.testing.assert_array_equal(got, expect)
+        else:
+            np.testing.assert_allclose(got.astype(np.float64), expect, rtol=2e-3 if dtype == np.float16 else 1e-5)
+
+
 #: Columns split over hundreds of blocks, whose split combine has two levels (kps::CombineSplits):
 #: ReduceOuter over 48, 64 and 100 columns, ReduceStaged over 255; last groups shorter than the rest.
 #: (float16 over 100 columns stages in few enough splits for one level.)

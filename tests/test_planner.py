@@ -300,16 +300,19 @@ def test_a_tile_of_fewer_elements_has_fewer_rows():
 
 def test_a_spilling_tile_is_made_lighter():
     """config.lighter, the launcher's step for a bounded tile that spills: half the elements of a
-    heavy state's columns and then, where they cannot shrink, the plain plan (no bound); half the
-    elements of a state's rows down to one row, then nothing (their bound stays)."""
+    heavy state's columns and then, where they cannot shrink, the plain plan (no bound); a state's
+    rows to the lower bound where they spill at all, then, over BOUNDED_MAX_LOCAL_BYTES, half their
+    elements down to one row, then nothing (their bound stays). A tile within its bytes stays."""
     def columns(blocks_per_sm, **kw):
         return plan((4096, 65536), (0,), itemsize=2, acc_itemsize=16, state_acc=True,
                     **dict(dict(heavy_state=True), **kw), blocks_per_sm=blocks_per_sm)
 
+    spill = policy.BOUNDED_MAX_LOCAL_BYTES + 1
     make, cfg = columns, columns(0)
+    assert config.lighter(make, cfg, policy.BOUNDED_MAX_LOCAL_BYTES) is None
     seen = [(cfg.ny, cfg.min_blocks)]
     while cfg.bounded:
-        make, cfg = config.lighter(make, cfg)
+        make, cfg = config.lighter(make, cfg, spill)
         seen.append((cfg.ny, cfg.min_blocks))
     bound = policy.HEAVY_COL_MIN_BLOCKS
     assert seen == [(8, bound), (4, bound), (2, bound), (1, bound), (8, 0)]
@@ -318,13 +321,18 @@ def test_a_spilling_tile_is_made_lighter():
         return plan((4096, 65536), (1,), itemsize=2, acc_itemsize=16, state_acc=True, blocks_per_sm=blocks_per_sm,
                     **kw)
 
+    assert config.lighter(rows, rows(0), 0) is None
     make, cfg = rows, rows(0)
-    seen = [(cfg.vec, cfg.ny)]
-    while (after := config.lighter(make, cfg)) is not None:
+    seen = [(cfg.vec, cfg.ny, cfg.min_blocks)]
+    while (after := config.lighter(make, cfg, spill)) is not None:
         make, cfg = after
-        seen.append((cfg.vec, cfg.ny))
+        seen.append((cfg.vec, cfg.ny, cfg.min_blocks))
         assert cfg.kernel == "inner" and cfg.bounded
-    assert seen == [(8, 4), (8, 2), (8, 1)]
+    low, high = policy.INNER_SPILL_MIN_BLOCKS, policy.INNER_MIN_BLOCKS
+    assert seen == [(8, 4, high), (8, 4, low), (8, 2, low), (8, 1, low)]
+    # a spill within BOUNDED_MAX_LOCAL_BYTES lowers the bound and keeps the tile
+    make, cfg = config.lighter(rows, rows(0), 1)
+    assert (cfg.ny, cfg.min_blocks) == (4, low) and config.lighter(make, cfg, 1) is None
 
 
 @pytest.mark.parametrize("itemsize,acc_itemsize,vec", [(2, 4, 8), (2, 16, 4), (2, 32, 2), (4, 8, 4), (4, 32, 2)])
