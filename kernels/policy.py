@@ -28,9 +28,10 @@ SPLIT_BLOCKS_PER_SM = 3
 #: (float32 argmax over rows of 64: 64 registers unbounded, 71 bounded); four holds a fold of short
 #: rows, whose blocks live one tile, to 64. 3 -> 4, H100, kernel alone, same run, 256 MB of float32
 #: rows, % of the ceiling: argmax over widths 16-65536 76-92 -> 85-98 (64: 79 -> 87), nanargmax
-#: 73-95 -> 76-97, logsumexp unchanged (50 registers: four blocks either way); Welford spills 24
-#: bytes at four and loses where the fold loops (rows of 4096: 98 -> 91), so a bound that spills
-#: at all falls back to INNER_SPILL_MIN_BLOCKS (config.lighter).
+#: 73-95 -> 76-97; logsumexp, the 2-norm, ptp and the compensated sum unchanged (48-64 registers:
+#: four blocks either way; rows of 64, 4096 and 16M, twice each, within 1 point but one 4096 call);
+#: Welford spills 24 bytes at four and loses where the fold loops (rows of 4096: 98 -> 91), so a
+#: bound that spills at all falls back to INNER_SPILL_MIN_BLOCKS (config.lighter).
 #: Scalars keep no bound (0): given one, ptxas spends it (48 -> 79 registers for a float32 sum).
 INNER_MIN_BLOCKS = 4
 
