@@ -101,16 +101,14 @@ __device__ __forceinline__ void ReadDataVec(T (&dst)[NX * NY], Src src, long lon
   }
 }
 
-// LoadShiftedLanes for an input W whole words (1-3) past the 16-byte grid: a row is the last 4 - W
-// words of its own chunk and the first W of the next lane's, so W shuffles build it where a shift
-// known only at run time takes four and a funnel. Only a lane with no next loads those W words.
-// (The Rosenbrock cost's float32 kernel: 58 -> 48 registers, five blocks an SM where four fit.)
-template <int W, int NX, int NY, bool IsBoundary, typename T>
-__device__ __forceinline__ void LoadWordShiftedLanes(T (&dst)[NX * NY], const Vec<unsigned, 4>* chunk,
-                                                     long long chunk_stride, const Vec<unsigned, 4> (&first)[NY],
-                                                     bool shares_first, bool last, int num_y, int next_y) {
-  Vec<unsigned, 4> lo[NY];
-  unsigned own[NY][W];
+// Row y's aligned chunk of an input off the grid, `lo[y]` (the first input's own where they share it),
+// and, where no next lane reads row y (a warp's last lane, or the last in range), the first K words
+// of the chunk after it, `own[y]`, which the other lanes take from the next lane (NextWords).
+template <int K, int NY, bool IsBoundary>
+__device__ __forceinline__ void LoadLaneChunks(Vec<unsigned, 4> (&lo)[NY], unsigned (&own)[NY][K],
+                                               const Vec<unsigned, 4>* chunk, long long chunk_stride,
+                                               const Vec<unsigned, 4> (&first)[NY], bool shares_first, bool last,
+                                               int num_y, int next_y) {
 #pragma unroll
   for (int y = 0; y < NY; ++y) {
     const bool mine = !IsBoundary || y < num_y;
@@ -120,24 +118,28 @@ __device__ __forceinline__ void LoadWordShiftedLanes(T (&dst)[NX * NY], const Ve
       lo[y] = chunk[y * chunk_stride];
     }
     if (mine && (last || (IsBoundary && y >= next_y))) {
-      const unsigned* next = reinterpret_cast<const unsigned*>(chunk + y * chunk_stride + 1);
+      if constexpr (K == 4) {  // one 16-byte load
+        const Vec<unsigned, 4> next = chunk[y * chunk_stride + 1];
 #pragma unroll
-      for (int w = 0; w < W; ++w) own[y][w] = next[w];
+        for (int w = 0; w < 4; ++w) own[y][w] = next.val[w];
+      } else {
+        const unsigned* next = reinterpret_cast<const unsigned*>(chunk + y * chunk_stride + 1);
+#pragma unroll
+        for (int w = 0; w < K; ++w) own[y][w] = next[w];
+      }
     }
   }
+}
+
+// The first K words after row y's chunk: the next lane's chunk by a shuffle, or this lane's `own`.
+template <int K, bool IsBoundary>
+__device__ __forceinline__ void NextWords(unsigned (&hi)[K], const Vec<unsigned, 4>& lo, const unsigned (&own)[K],
+                                          bool last, int y, int next_y) {
+  const bool from_next = !last && (!IsBoundary || y < next_y);
 #pragma unroll
-  for (int y = 0; y < NY; ++y) {
-    const bool from_next = !last && (!IsBoundary || y < next_y);
-    union { unsigned words[4]; T val[NX]; } row;
-#pragma unroll
-    for (int w = 0; w < 4 - W; ++w) row.words[w] = lo[y].val[w + W];
-#pragma unroll
-    for (int w = 0; w < W; ++w) {
-      const unsigned next = __shfl_down_sync(0xffffffffu, lo[y].val[w], 1);
-      row.words[4 - W + w] = from_next ? next : own[y][w];
-    }
-#pragma unroll
-    for (int x = 0; x < NX; ++x) dst[y * NX + x] = row.val[x];
+  for (int w = 0; w < K; ++w) {
+    const unsigned next = __shfl_down_sync(0xffffffffu, lo.val[w], 1);
+    hi[w] = from_next ? next : own[w];
   }
 }
 
@@ -145,7 +147,10 @@ __device__ __forceinline__ void LoadWordShiftedLanes(T (&dst)[NX * NY], const Ve
 // before lane l + 1's (see ReadDataVecLanes). `first`: the first input's chunks of the same rows, at
 // `first_addr` for row 0. This lane reads rows [0, num_y), the next lane rows [0, next_y). SHIFT:
 // the bytes past the grid of every input off it, where the host knows one for all (x[1:] beside
-// x[:-1]: 4 bytes of float32), else 0: each input's own, read at run time.
+// x[:-1]: 4 bytes of float32), else 0: each input's own, read at run time. A row is the last
+// 16 - shift bytes of its chunk and the first `shift` of the next: a shift of W whole words known
+// here takes those W words, W shuffles and no funnel, where any other takes four and a funnel (the
+// Rosenbrock cost's float32 kernel: 58 -> 48 registers, five blocks an SM where four fit).
 template <int NX, int NY, bool IsBoundary, int SHIFT, typename T>
 __device__ __forceinline__ void LoadShiftedLanes(T (&dst)[NX * NY], const T* src, long long stride_y,
                                                  const Vec<unsigned, 4> (&first)[NY], unsigned long long first_addr,
@@ -161,33 +166,27 @@ __device__ __forceinline__ void LoadShiftedLanes(T (&dst)[NX * NY], const T* src
   const Vec<unsigned, 4>* chunk = AlignedChunk(src, shift);
   const long long chunk_stride = stride_y * static_cast<long long>(sizeof(T)) / 16;
   const bool shares_first = Address(chunk) == first_addr;
-  if constexpr (SHIFT % 4 == 0 && SHIFT != 0) {
-    LoadWordShiftedLanes<SHIFT / 4, NX, NY, IsBoundary>(dst, chunk, chunk_stride, first, shares_first, last, num_y,
-                                                        next_y);
-    return;
-  }
-  Vec<unsigned, 4> lo[NY], own[NY];
+  constexpr bool kWords = SHIFT % 4 == 0 && SHIFT != 0;
+  constexpr int kNext = kWords ? SHIFT / 4 : 4;  // words a row takes from the next chunk
+  Vec<unsigned, 4> lo[NY];
+  unsigned own[NY][kNext];
+  LoadLaneChunks<kNext, NY, IsBoundary>(lo, own, chunk, chunk_stride, first, shares_first, last, num_y, next_y);
 #pragma unroll
   for (int y = 0; y < NY; ++y) {
-    const bool mine = !IsBoundary || y < num_y;
-    if (shares_first) {
-      lo[y] = first[y];
-    } else if (mine) {
-      lo[y] = chunk[y * chunk_stride];
-    }
-    if (mine && (last || (IsBoundary && y >= next_y))) own[y] = chunk[y * chunk_stride + 1];
-  }
-#pragma unroll
-  for (int y = 0; y < NY; ++y) {
-    const bool from_next = !last && (!IsBoundary || y < next_y);
-    Vec<unsigned, 4> hi;
-#pragma unroll
-    for (int w = 0; w < 4; ++w) {
-      const unsigned next = __shfl_down_sync(0xffffffffu, lo[y].val[w], 1);
-      hi.val[w] = from_next ? next : own[y].val[w];
-    }
+    unsigned hi[kNext];
+    NextWords<kNext, IsBoundary>(hi, lo[y], own[y], last, y, next_y);
     T row[NX];
-    FunnelChunks<NX>(row, lo[y], hi, shift);
+    if constexpr (kWords) {
+      union { unsigned words[4]; T val[NX]; } out;
+#pragma unroll
+      for (int w = 0; w < 4 - kNext; ++w) out.words[w] = lo[y].val[w + kNext];
+#pragma unroll
+      for (int w = 0; w < kNext; ++w) out.words[4 - kNext + w] = hi[w];
+#pragma unroll
+      for (int x = 0; x < NX; ++x) row[x] = out.val[x];
+    } else {
+      FunnelChunks<NX>(row, lo[y], Vec<unsigned, 4>{{hi[0], hi[1], hi[2], hi[3]}}, shift);
+    }
 #pragma unroll
     for (int x = 0; x < NX; ++x) dst[y * NX + x] = row[x];
   }
