@@ -105,7 +105,7 @@ INPUTS_TILE_ROWS = 2
 
 #: SPLIT_BLOCKS_PER_SM for those tiles: more blocks for half the rows keeps as many loads in flight,
 #: as far as the registers allow (the launcher re-plans with the compiled kernel's occupancy: four
-#: at 58 registers, five at 48 where the shift is a constant, kps::LoadWordShiftedLanes). H100,
+#: at 58 registers, five at 48 where the shift is a constant, kps::LoadShiftedLanes). H100,
 #: kernel alone, same call, 3 -> 4: the Rosenbrock cost 133.0 -> 128.6 us, x[1:] beside x[:-1]
 #: 133.2 -> 131.5, two arrays off each other's grid 253.5 -> 249.7; 4 -> 5 with the constant shift:
 #: the Rosenbrock cost 127.0 -> 125.5, others within 0.3 us.
