@@ -8,6 +8,7 @@ import pytest
 
 import kps
 import ops
+from kernels import dispatch
 from inputs_helpers import FMA, ROSENBROCK, SQDIST, reference, rosenbrock64
 
 cp = pytest.importorskip("cupy")
@@ -95,6 +96,26 @@ def test_views_a_few_bytes_apart(dtype, shifts, shape, axis):
         got = _run((cut(d, 0), cut(d, k), cut(d, 2 * k)), axis, transform=FMA, **kw)
         expect = reference(FMA, (cut(h, 0), cut(h, k), cut(h, 2 * k)), axis)
         np.testing.assert_allclose(got, expect, rtol=rtol, atol=1e-3)
+
+
+def test_a_common_shift_reaches_the_kernel_as_a_constant():
+    """Views a whole number of elements apart, read by lanes that share chunks: the kernel takes the
+    shift between them as a constant where every input off the grid has the same one (4, 8 or 12
+    bytes of float32, 2 of float16), and reads it at run time where they differ; NumPy's sums."""
+    rng = np.random.default_rng(9)
+    for dtype, picks, shift in [("float32", (0, 1), 4), ("float32", (1, 0), 12), ("float32", (0, 3), 12),
+                                ("float32", (0, 2, 4), 8), ("float16", (0, 1), 2), ("float32", (0, 1, 2), 0)]:
+        h = rng.uniform(-2, 2, 1 << 20).astype(dtype)
+        d, n = cp.asarray(h), (1 << 20) - 4
+        views = tuple(d[k:k + n] for k in picks)
+        f = kps.resolve(kps.ADD, SQDIST if len(picks) == 2 else FMA, kps.NONE, tuple(np.dtype(dtype) for _ in picks),
+                        np.float32)
+        launch = dispatch.launch_for(views[0], poisoned_like((), f.out_dtype), (0,), False, f, more=views[1:])
+        assert launch.cfg.shared_lanes and launch.cfg.input_shift == shift
+        transform = SQDIST if len(picks) == 2 else FMA
+        got = _run(views, None, transform=transform, dtype=np.float32)
+        expect = reference(transform, tuple(h[k:k + n] for k in picks), None)
+        np.testing.assert_allclose(got, expect, rtol=1e-5, atol=1e-3)
 
 
 def test_a_repeated_call_reads_the_arrays_it_is_given():
