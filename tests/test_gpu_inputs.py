@@ -108,11 +108,10 @@ def test_a_common_shift_reaches_the_kernel_as_a_constant():
         h = rng.uniform(-2, 2, 1 << 20).astype(dtype)
         d, n = cp.asarray(h), (1 << 20) - 4
         views = tuple(d[k:k + n] for k in picks)
-        f = kps.resolve(kps.ADD, SQDIST if len(picks) == 2 else FMA, kps.NONE, tuple(np.dtype(dtype) for _ in picks),
-                        np.float32)
+        transform = SQDIST if len(picks) == 2 else FMA
+        f = kps.resolve(kps.ADD, transform, kps.NONE, tuple(np.dtype(dtype) for _ in picks), np.float32)
         launch = dispatch.launch_for(views[0], poisoned_like((), f.out_dtype), (0,), False, f, more=views[1:])
         assert launch.cfg.shared_lanes and launch.cfg.input_shift == shift
-        transform = SQDIST if len(picks) == 2 else FMA
         got = _run(views, None, transform=transform, dtype=np.float32)
         expect = reference(transform, tuple(h[k:k + n] for k in picks), None)
         np.testing.assert_allclose(got, expect, rtol=1e-5, atol=1e-3)
