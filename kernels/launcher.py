@@ -15,7 +15,7 @@ from kps import cache, compiler
 from kps.functors import Functors
 
 from . import config, params, policy, source
-from .params import MORE_INPUTS, PARTIALS, SEMAPHORES, X, Y
+from .params import LOOK_FIELDS, MORE_INPUTS, PARTIALS, SEMAPHORES, X, Y
 
 _lock = threading.Lock()
 #: Call signature -> Launch, and (device, stream, thread) -> (address, size, the array keeping it):
@@ -141,6 +141,7 @@ class Launch:
         self._x_offset = cfg.in_offset * (1 if source.reads_bytes(cfg) else functors.in_dtype.itemsize)
         self._more_offsets = [cfg.in_offset * d.itemsize for d in functors.more_dtypes]
         self._more_slots = len(values) - MORE_INPUTS
+        self._look_slot = self._more_slots - LOOK_FIELDS
         if cfg.counters * 4 > _COUNTER_BYTES:
             raise ValueError(f"a split launch of {cfg.grid[0]} block columns needs more counters than reserved")
         partial_bytes = cfg.partial_count * functors.acc_dtype.itemsize
@@ -149,8 +150,8 @@ class Launch:
         self._fire, self.run = self._closures()
 
     def _closures(self):
-        """(fire, run), closures over the constants. `fire(x, y, stream, more, workspace)` fills the
-        pointers and launches. `run` is what a repeated call runs, with `__call__`'s arguments: a
+        """(fire, run), closures over the constants. `fire(x, y, stream, more, workspace, look)` fills
+        the pointers and the look's fields (kernels/look.py's `arm`; None: no look) and launches. `run` is what a repeated call runs, with `__call__`'s arguments: a
         split launch on the legacy default stream whose workspace is ready skips `__call__`'s
         capture query, since that stream is never captured (CUDA refuses it): the query cost 1.4 us
         on the H100's host before the launch (a split 256 MB sum's host time to its launch: 7.6-8.5
@@ -162,8 +163,9 @@ class Launch:
         # `general` holds the Launch, and so its ctypes pointer array, whose address `args` is, for as
         # long as a prepared call (ops/api.py, ops/interop.py) keeps `run` after the launch cache let go
         more_slots, more_offsets, general = self._more_slots, self._more_offsets, self.__call__
+        look_slot, look_end = self._look_slot, self._look_slot + LOOK_FIELDS
 
-        def fire(x_ptr: int, y_ptr: int, stream_ptr: int, more, ws) -> None:
+        def fire(x_ptr: int, y_ptr: int, stream_ptr: int, more, ws, look=None) -> None:
             # one lock: cuLaunchKernel copies the parameters before it returns
             with lock:
                 params[X] = x_ptr + x_offset
@@ -173,17 +175,21 @@ class Launch:
                 if ws is not None:
                     params[PARTIALS] = ws[0] + _COUNTER_BYTES
                     params[SEMAPHORES] = ws[0]
+                if look is None:
+                    params[look_slot] = 0
+                else:
+                    params[look_slot:look_end] = look
                 launch(function, gx, gy, gz, bx, by, bz, smem, stream_ptr, args, 0)
 
-        def run(x_ptr: int, y_ptr: int, stream_ptr: int, device_id: int, more=()) -> None:
+        def run(x_ptr: int, y_ptr: int, stream_ptr: int, device_id: int, more=(), look=None) -> None:
             ws = None
             if need:
                 key = (device_id, 0, 0)
                 ws = _workspaces.get(key) if stream_ptr == 0 else None
                 if ws is None or ws[1] < need:
-                    return general(x_ptr, y_ptr, stream_ptr, device_id, more)
+                    return general(x_ptr, y_ptr, stream_ptr, device_id, more, look)
                 _workspaces.touch(key)
-            fire(x_ptr, y_ptr, stream_ptr, more, ws)
+            fire(x_ptr, y_ptr, stream_ptr, more, ws, look)
 
         return fire, run
 
@@ -199,11 +205,11 @@ class Launch:
 
         return driver.occupancyMaxActiveBlocksPerMultiprocessor(self.function.ptr, self.cfg.block, 0)
 
-    def __call__(self, x_ptr: int, y_ptr: int, stream_ptr: int, device_id: int, more=()) -> None:
+    def __call__(self, x_ptr: int, y_ptr: int, stream_ptr: int, device_id: int, more=(), look=None) -> None:
         """Launch on `stream_ptr` (the caller's current stream) in `device_id`'s context, which
         the caller has made current: the first call, and split launches `run` leaves to it (a
         capture may be on their stream). `more`: the addresses of a transform's further inputs
-        (laid out as x)."""
+        (laid out as x). `look`: the look's fields (kernels/look.py's `arm`), or None."""
         need = self._workspace_bytes
         if need:
             key = (device_id, stream_ptr, threading.get_ident() if stream_ptr == PER_THREAD_STREAM else 0)
@@ -219,7 +225,7 @@ class Launch:
                 _workspaces.touch(key)
             if in_capture:
                 _captured.setdefault(ws[0], ws)
-        self._fire(x_ptr, y_ptr, stream_ptr, more, ws if need else None)
+        self._fire(x_ptr, y_ptr, stream_ptr, more, ws if need else None, look)
 
 
 def _first_launch(make_cfg: Callable[..., config.ReduceConfig], functors: Functors, device_id: int):

@@ -1,10 +1,13 @@
 """The look after a reduction, for NumPy's all-NaN rules: whether any GPU result is NaN, or any
 index is int64's largest (the index an all-NaN slice keeps).
 
-One small kernel (kernels/cuda/look.cuh) reads the results where they are and sets a word of this
-thread's pinned host memory where one matches; the host waits for the stream and reads the word.
-Copying the results back cost more (measured on the H100, nanmax over 256M float32: 381 us with
-a copy of its one result, 374 us with the look kernel, 371 us for the synchronisation alone).
+A repeated call has the reduction kernel look as it writes its results (kps::Look): `arm` gives its
+launch the fields that name this thread's word of pinned host memory, which the first matching
+result sets; the host waits for the stream and reads the word (`matched`). Other calls (the first
+of a signature, `out=`, torch tensors) have one small kernel (kernels/cuda/look.cuh) read the
+results where they are and set the same word (`any_match`). Copying the results back cost more
+(measured on the H100, nanmax over 256M float32: 381 us with a copy of its one result, 374 us with
+the look kernel, 371 us for the synchronisation alone).
 """
 from __future__ import annotations
 
@@ -42,19 +45,62 @@ def bit_rule(kind: str, dtype: np.dtype):
     return _NAN_BITS.get(dtype.name)
 
 
-def _thread_buffers():
-    """This thread's flag (a word of pinned host memory, seen by the GPU at the same address under
-    unified addressing) and launch parameters."""
-    buffers = getattr(_local, "buffers", None)
-    if buffers is None:
+class _Buffers:
+    """A host thread's flag (a word of pinned host memory, seen by the GPU at the same address under
+    unified addressing), the look kernel's launch parameters, and for the kernels' own look the
+    epoch of its last call and its seen word on each device (kps::Look)."""
+
+    def __init__(self):
         import cupy
 
-        pinned = cupy.cuda.alloc_pinned_memory(8)
-        flag = (ctypes.c_uint32 * 1).from_address(pinned.ptr)
-        params = (ctypes.c_uint64 * 5)()
-        args = (ctypes.c_void_p * 1)(ctypes.addressof(params))
-        buffers = _local.buffers = (pinned, flag, params, args)
+        self.pinned = cupy.cuda.alloc_pinned_memory(8)
+        self.flag = (ctypes.c_uint32 * 1).from_address(self.pinned.ptr)
+        self.params = (ctypes.c_uint64 * 5)()
+        self.args = (ctypes.c_void_p * 1)(ctypes.addressof(self.params))
+        self.epoch = 0
+        self.seen = {}  # device -> a zeroed uint64 CuPy array
+
+
+def _thread_buffers() -> _Buffers:
+    buffers = getattr(_local, "buffers", None)
+    if buffers is None:
+        buffers = _local.buffers = _Buffers()
     return buffers
+
+
+def _as_int64(v: int) -> int:
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+#: (kind, result dtype) -> (mask, above) as the kernels' int64 parameter slots hold them, or None.
+_kernel_rules = {}
+
+
+def arm(kind: str, dtype: np.dtype, device_id: int):
+    """The fields of kps::Look for a launch on `device_id` whose results of `dtype` the kernel is to
+    look at for `kind`, with this thread's flag cleared; None where no rule applies. One call at a
+    time per host thread: the caller waits for the stream (`matched`) before arming again."""
+    rule = _kernel_rules.get((kind, dtype), False)
+    if rule is False:
+        bits = bit_rule(kind, dtype)
+        rule = _kernel_rules[(kind, dtype)] = None if bits is None else tuple(_as_int64(b) for b in bits)
+    if rule is None:
+        return None
+    buffers = _thread_buffers()
+    seen = buffers.seen.get(device_id)
+    if seen is None:
+        import cupy
+
+        with cupy.cuda.Device(device_id):
+            seen = buffers.seen[device_id] = cupy.zeros(1, dtype=cupy.uint64)
+    buffers.epoch += 1
+    buffers.flag[0] = 0
+    return (buffers.pinned.ptr, seen.data.ptr, buffers.epoch, rule[0], rule[1])
+
+
+def matched() -> bool:
+    """Whether the armed launch's kernel found a match: read once its stream has been waited for."""
+    return bool(_local.buffers.flag[0])
 
 
 def _function(device_id: int, itemsize: int):
@@ -81,10 +127,10 @@ def any_match(kind: str, ptr: int, count: int, dtype: np.dtype, stream_ptr: int,
         with cupy.cuda.Device(device_id):
             return any_match(kind, ptr, count, dtype, stream_ptr, device_id)
     function = _function(device_id, dtype.itemsize)
-    pinned, flag, params, args = _thread_buffers()
-    flag[0] = 0
-    params[:] = (ptr, count, bits[0], bits[1], pinned.ptr)
+    buffers = _thread_buffers()
+    buffers.flag[0] = 0
+    buffers.params[:] = (ptr, count, bits[0], bits[1], buffers.pinned.ptr)
     blocks = max(1, min(-(-count // _BLOCK), _MAX_BLOCKS))
-    driver.launchKernel(function.ptr, blocks, 1, 1, _BLOCK, 1, 1, 0, stream_ptr, ctypes.addressof(args), 0)
+    driver.launchKernel(function.ptr, blocks, 1, 1, _BLOCK, 1, 1, 0, stream_ptr, ctypes.addressof(buffers.args), 0)
     runtime.streamSynchronize(stream_ptr)
-    return bool(flag[0])
+    return bool(buffers.flag[0])

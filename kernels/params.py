@@ -2,8 +2,8 @@
 (kernels/cuda/reduce.cuh).
 
 Every field of those structs is 8 bytes wide, so the struct is a flat int64 array here: four
-pointers, then the index calculators, then the scalars, in declaration order, and last the pointers
-of a transform's further inputs (MORE_INPUTS slots).
+pointers, then the index calculators, then the scalars, in declaration order, then the look's
+fields (LOOK_FIELDS slots), and last the pointers of a transform's further inputs (MORE_INPUTS slots).
 """
 from __future__ import annotations
 
@@ -14,6 +14,10 @@ from .config import Dim, ReduceConfig
 #: Slots of the pointers at the head of the struct: x, y, partials, semaphores.
 X, Y, PARTIALS, SEMAPHORES = range(4)
 POINTERS = 4
+
+#: kps::Look, the slots before those: the pinned host flag, the device's seen word, the epoch, the
+#: mask and the bound (kernels/look.py's `arm`); the flag 0 where no look is asked for.
+LOOK_FIELDS = 5
 
 #: kps::kMaxInputs - 1: the struct's last slots, the inputs after x of a transform of several arrays.
 MORE_INPUTS = 3
@@ -37,7 +41,7 @@ def index_calc(dims: Sequence[Dim], index_bits: int) -> List[int]:
 
 def pack(cfg: ReduceConfig) -> List[int]:
     """The struct's fields, pointers zeroed (the launcher fills them per call)."""
-    return _fields(cfg) + [0] * MORE_INPUTS
+    return _fields(cfg) + [0] * (LOOK_FIELDS + MORE_INPUTS)
 
 
 def _fields(cfg: ReduceConfig) -> List[int]:

@@ -78,13 +78,28 @@ def _looks(result, kind: str) -> bool:
     return False
 
 
-def _warns(message: str):
-    """The look after a call that warns as NumPy does where a result is NaN."""
-    def after(result):
-        if _looks(result, look.NAN):
-            warnings.warn(message, RuntimeWarning, stacklevel=3)
+class _Look:
+    """A named op's look at its results (api._run's `after`): for `kind` (look.NAN, look.LARGEST_INDEX),
+    then `found()` where one matches (NumPy's warning or error). A prepared call on CuPy arrays has its
+    kernel look (api._prepare_looked); every other call looks after it (`_looks`)."""
+
+    def __init__(self, kind: str, found):
+        self.kind, self.found = kind, found
+
+    def __call__(self, result):
+        if _looks(result, self.kind):
+            self.found()
         return result
-    return after
+
+
+def _warn(message: str):
+    # stacklevel 5: the user's line, past this, the look or the prepared call, api._run and the op
+    return lambda: warnings.warn(message, RuntimeWarning, stacklevel=5)
+
+
+def _warns(message: str) -> _Look:
+    """The look after a call that warns as NumPy does where a result is NaN."""
+    return _Look(look.NAN, _warn(message))
 
 
 reduce_nansum = _named(
@@ -148,11 +163,12 @@ reduce_nanstd = _welford(
     nan.NAN_WELFORD, _DOF)
 
 
-def _all_nan_raises(result):
-    """An index the identity kept: the slice held nothing but NaN (NumPy's ValueError)."""
-    if _looks(result, look.LARGEST_INDEX):
-        raise ValueError("All-NaN slice encountered")
-    return result
+def _all_nan_slice():
+    raise ValueError("All-NaN slice encountered")
+
+
+#: An index the identity kept: the slice held nothing but NaN (NumPy's ValueError).
+_all_nan_raises = _Look(look.LARGEST_INDEX, _all_nan_slice)
 
 
 reduce_nanargmax = _arg(

@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 import pytest
 
+import kps
 import ops
 from family_helpers import NAN_OPS, close, reference, scale, with_nans
 
@@ -122,6 +123,110 @@ def test_the_look_finds_an_all_nan_slice_among_many_results(dtype, where):
         else:
             with pytest.raises(ValueError, match="All-NaN slice encountered"):
                 ops.reduce_nanargmax(xd, axis=1)
+
+
+#: The named ops that look at their results: name -> (op, NumPy's op, its warning, or None for its
+#: ValueError 'All-NaN slice encountered').
+LOOKED = {name: spec for name, spec in NAN_OPS.items() if spec[2] is not None}
+LOOKED.update({name: (getattr(ops, f"reduce_{name}"), getattr(np, name), None) for name in ("nanargmax", "nanargmin")})
+
+
+def _said(ours, xd, axes):
+    """(the result or None, what was said: the RuntimeWarnings' messages, or the ValueError's)."""
+    try:
+        return _runtime_warnings(lambda: ours(xd, axis=axes))
+    except ValueError as exc:
+        return None, [str(exc)]
+
+
+def _all_nan(shape, axes, where):
+    """float32 data without NaN but for the slices over `axes` at the first or the last output, all
+    of them, or none."""
+    x = np.random.default_rng(13).standard_normal(shape).astype(np.float32)
+    if where == "everywhere":
+        x[...] = np.nan
+    elif where != "nowhere":
+        k = 0 if where == "first" else -1
+        x[tuple(slice(None) if i in axes else k for i in range(len(shape)))] = np.nan
+    return x
+
+
+def _numpy(theirs, message, x, axes):
+    """NumPy's answer in float64; an arg-reduction's over the reduced axes flattened in C order."""
+    if message is not None:
+        return theirs(x.astype(np.float64), axis=axes)
+    tail = tuple(range(x.ndim - len(axes), x.ndim))
+    moved = np.moveaxis(x, axes, tail)
+    return theirs(moved.reshape(moved.shape[:x.ndim - len(axes)] + (-1,)), axis=-1)
+
+
+@pytest.mark.parametrize("where", ["nowhere", "first", "last", "everywhere"])
+@pytest.mark.parametrize("shape,axes", PATH_SHAPES, ids=str)
+def test_repeated_calls_have_the_kernel_look(shape, axes, where):
+    """The first call of a signature looks after the reduction (the look kernel); the next ones
+    have the reduction kernel look as it writes its results (kps::Look): on every path, the same
+    warnings and errors as NumPy's, for one slice of nothing but NaN among many results, for all of
+    them (one flag however many match), or none; repeats bit-identical from a poisoned pool."""
+    x = _all_nan(shape, axes, where)
+    xd = cp.asarray(x)
+    for name, (ours, theirs, message) in LOOKED.items():
+        expect = [message or "All-NaN slice encountered"] if where != "nowhere" else []
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)
+            reference = None if message is None and expect else _numpy(theirs, message, x, axes)
+        results = []
+        for call in range(3):
+            if call == 2:
+                poison_pool(max(1, int(np.prod([n for i, n in enumerate(shape) if i not in axes]))) * 8)
+            got, said = _said(ours, xd, axes)
+            assert said == expect, (name, call)
+            if got is not None:
+                got = cp.asnumpy(got)
+                np.testing.assert_array_equal(np.isnan(got), np.isnan(reference), err_msg=name)
+                if message is None:
+                    np.testing.assert_array_equal(got, reference, err_msg=name)
+                results.append(got)
+        for later in results[1:]:
+            np.testing.assert_array_equal(later, results[0], err_msg=name)
+
+
+def test_the_kernels_look_keeps_to_the_named_op_and_to_its_thread():
+    """A plain ops.reduce with a named op's descriptors never looks, before or after the named op
+    has prepared its looked calls; two threads looking at the same time, one finding an all-NaN
+    slice in every call and the other none, each hear only of their own (nanargmax's ValueError:
+    an exception stays in its thread, where warnings.catch_warnings does not)."""
+    import threading
+
+    from kps import nan
+
+    x = cp.asarray(_all_nan((512, 1000), (1,), "first"))
+    clean = _all_nan((512, 1000), (1,), "nowhere")
+    for _ in range(3):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            ops.reduce(x, axis=1, op=nan.NANMAX)
+            ops.reduce(x, axis=1, op=nan.NANARGMAX, epilogue=kps.INDEX)
+        assert _said(ops.reduce_nanmax, x, 1)[1] == ["All-NaN slice encountered"]
+
+    heard = {"nan": [], "clean": []}
+
+    def calls(name, data):  # (no warnings.catch_warnings here: it is not thread-safe)
+        with cp.cuda.Stream(non_blocking=True):
+            for _ in range(200):
+                try:
+                    heard[name].append(([], cp.asnumpy(ops.reduce_nanargmax(data, axis=1))))
+                except ValueError as exc:
+                    heard[name].append(([str(exc)], None))
+
+    threads = [threading.Thread(target=calls, args=a) for a in (("nan", x), ("clean", cp.asarray(clean)))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [said for said, _ in heard["nan"]] == [["All-NaN slice encountered"]] * 200
+    assert [said for said, _ in heard["clean"]] == [[]] * 200
+    for _, got in heard["clean"]:
+        np.testing.assert_array_equal(got, np.nanargmax(clean, axis=1))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])

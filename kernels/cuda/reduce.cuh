@@ -45,6 +45,7 @@ struct InnerParams {
   long long num_splits;            // gridDim.y
   long long index_offset;          // index in the reduced range of the element at offset 0 (flipped dims)
   long long inner_index_stride;    // index step between neighbours in a segment
+  kps::Look look;                  // the look at the results (kps::LookAt), where look.host is set
   const void* more_inputs[kps::kMaxInputs - 1];  // a transform of several inputs: the others, as x
 };
 
@@ -70,6 +71,7 @@ struct OuterParams {
   long long index_offset;          // index in the reduced range of the element at offset 0 (flipped dims)
   long long inner_bytes;           // ShiftedWords: bytes of the innermost kept dim (columns)
   long long split_group;           // splits per group of the combine (kps::GroupOfSplit), when split
+  kps::Look look;                  // the look at the results (kps::LookAt), where look.host is set
   const void* more_inputs[kps::kMaxInputs - 1];  // a transform of several inputs: the others, as x
 };
 
@@ -102,6 +104,7 @@ struct StagedParams {
   long long num_splits;            // gridDim.y
   long long index_offset;          // index in the reduced range of the element at offset 0 (flipped dims)
   long long split_group;           // splits per group of the combine (kps::GroupOfSplit), when split
+  kps::Look look;                  // the look at the results (kps::LookAt), where look.host is set
   const void* more_inputs[kps::kMaxInputs - 1];  // a transform of several inputs: the others, as x
 };
 
@@ -376,6 +379,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceInner(const InnerPara
     }
     if (active && lane == 0) {
       const Tout out[1] = {Ep::Apply(acc[0], p.count)};
+      kps::LookAt<Tout, 1, false>(p.look, out, 1);
       kps::WriteData<Tout, 1, false, false>(y + p.kept.OutOffset(row), out, 1, 1);
     }
   }
@@ -384,10 +388,11 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceInner(const InnerPara
 // Store the VEC results of one thread: vectorised when whole and allowed, else predicated.
 template <class Ep, int VEC, bool VecOut>
 __device__ __forceinline__ void StoreColumns(typename Ep::out_t* dst, const typename Ep::acc_t (&acc)[VEC],
-                                             long long stride, int ncols, long long count) {
+                                             long long stride, int ncols, long long count, const kps::Look& look) {
   typename Ep::out_t out[VEC];
 #pragma unroll
   for (int j = 0; j < VEC; ++j) out[j] = Ep::Apply(acc[j], count);
+  kps::LookAt<typename Ep::out_t, VEC, true>(look, out, ncols);
   if (ncols == VEC) {
     kps::WriteData<typename Ep::out_t, VEC, false, VecOut>(dst, out, stride, VEC);
   } else {
@@ -500,7 +505,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceOuter(const OuterPara
         }
       }
       StoreColumns<Ep, VEC, VecOut>(y + out_off + col * p.inner_out_stride, acc, p.inner_out_stride, ncols,
-                                    p.count);
+                                    p.count, p.look);
     }
   }
 }
@@ -680,6 +685,7 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
   };
   auto store = [&](long long out_off, unsigned slot, Acc a) {
     const Tout out[1] = {Ep::Apply(a, p.count)};
+    kps::LookAt<Tout, 1, false>(p.look, out, 1);
     kps::WriteData<Tout, 1, false, false>(y + out_off + p.slots.OutOffset(slot), out, 1, 1);
   };
 

@@ -442,6 +442,30 @@ __device__ __forceinline__ void BlockReduceY(typename R::acc_t (&acc)[NX], typen
   }
 }
 
+// The look (kps::Look) at NX results, or where IsBoundary the first `num`: results of 2, 4 or 8
+// bytes; any other width is never looked at (the host asks only of floats and int64 indices).
+template <typename T, int NX, bool IsBoundary>
+__device__ __forceinline__ void LookAt(const Look& look, const T (&src)[NX], int num) {
+  if constexpr (sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8) {
+    if (look.host == nullptr) return;
+    using Bits = typename Select<sizeof(T) == 2, unsigned short,
+                                 typename Select<sizeof(T) == 4, unsigned, unsigned long long>::type>::type;
+    bool match = false;
+#pragma unroll
+    for (int x = 0; x < NX; ++x) {
+      if (!IsBoundary || x < num) {
+        union { T value; Bits bits; } u;
+        u.value = src[x];
+        match |= (static_cast<unsigned long long>(u.bits) & look.mask) > look.above;
+      }
+    }
+    if (match && *reinterpret_cast<volatile unsigned long long*>(look.seen) != look.epoch &&
+        atomicMax(look.seen, look.epoch) < look.epoch) {
+      *reinterpret_cast<volatile unsigned*>(look.host) = 1u;
+    }
+  }
+}
+
 // Predicated store of NX values, element x at dst[x * stride]; one aligned vector store when the
 // tile is in range and the host said the destination allows it.
 template <typename T, int NX, bool IsBoundary, bool Vectorized>

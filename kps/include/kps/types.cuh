@@ -255,6 +255,19 @@ __device__ __forceinline__ unsigned long long Address(const T* p) { return reint
 template <typename... T>
 __device__ __forceinline__ unsigned long long Address(Zip<T...> p) { return Address(p.head); }
 
+// The look after a reduction for NumPy's all-NaN rules (kernels/look.py), made by the kernel as it
+// writes its results: where `host` is set, a result whose bits, masked, exceed `above` (a NaN among
+// floats, int64's largest index) sets that word of pinned host memory to 1. `seen`, a device word of
+// the calling host thread, holds the epoch of the last call that matched: the first match of a call
+// claims it, so one write crosses the bus however many results match.
+struct Look {
+  unsigned* host;
+  unsigned long long* seen;
+  unsigned long long epoch;
+  unsigned long long mask;
+  unsigned long long above;
+};
+
 // Number of elements of T in one 16-byte access.
 template <typename T>
 struct VecWidth { static constexpr int value = sizeof(T) <= 16 ? 16 / sizeof(T) : 1; };
