@@ -435,8 +435,8 @@ def _prepare_looked(shape, dtype, launch, device_id, look):
     """The prepared call of a named op with a look: the kernel looks at the results as it writes
     them (kps::Look, kernels/look.py), the call waits for the stream and then does what the look
     asks where one matched (`look.found()`: NumPy's warning or error). Inside a CUDA graph capture,
-    whose results hold no values yet, the plain call: nothing is looked at. (H100, tiny_32x32: the
-    look kernel's launch and its own wait made nanmean 30.9 us against nansum's 11.2.)"""
+    whose results hold no values yet, the plain call: nothing is looked at. (H100, one call, the
+    look kernel before: nanmean over tiny_32x32 33.0 -> 25.2 us, nanargmax 42.2 -> 25.1.)"""
     plain = _prepare_gpu(shape, dtype, launch, None, device_id)
     kind, found, run, result_dtype = look.kind, look.found, launch.run, dtype
     nbytes, dtype = math.prod(shape) * dtype.itemsize, dtypes.storage(dtype)
