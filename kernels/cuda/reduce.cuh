@@ -330,6 +330,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceInner(const InnerPara
   }
 
   // `base` is uniform across the block, so every thread reaches every barrier and shuffle.
+  bool looked = p.look.host == nullptr;  // (kps::LookAt)
   for (IndexT base = blockIdx.x * kGroups; base < p.num_out; base += gridDim.x * kGroups) {
     const IndexT row = base + group;
     const bool active = row < p.num_out;
@@ -379,7 +380,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceInner(const InnerPara
     }
     if (active && lane == 0) {
       const Tout out[1] = {Ep::Apply(acc[0], p.count)};
-      kps::LookAt<Tout, 1, false>(p.look, out, 1);
+      kps::LookAt<Tout, 1, false>(p.look, out, 1, looked);
       kps::WriteData<Tout, 1, false, false>(y + p.kept.OutOffset(row), out, 1, 1);
     }
   }
@@ -388,11 +389,12 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceInner(const InnerPara
 // Store the VEC results of one thread: vectorised when whole and allowed, else predicated.
 template <class Ep, int VEC, bool VecOut>
 __device__ __forceinline__ void StoreColumns(typename Ep::out_t* dst, const typename Ep::acc_t (&acc)[VEC],
-                                             long long stride, int ncols, long long count, const kps::Look& look) {
+                                             long long stride, int ncols, long long count, const kps::Look& look,
+                                             bool& looked) {
   typename Ep::out_t out[VEC];
 #pragma unroll
   for (int j = 0; j < VEC; ++j) out[j] = Ep::Apply(acc[j], count);
-  kps::LookAt<typename Ep::out_t, VEC, true>(look, out, ncols);
+  kps::LookAt<typename Ep::out_t, VEC, true>(look, out, ncols, looked);
   if (ncols == VEC) {
     kps::WriteData<typename Ep::out_t, VEC, false, VecOut>(dst, out, stride, VEC);
   } else {
@@ -446,6 +448,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceOuter(const OuterPara
   const IndexT r_begin = split * static_cast<IndexT>(p.rows_per_split);
   const IndexT r_end = min(static_cast<IndexT>(p.num_red), r_begin + static_cast<IndexT>(p.rows_per_split));
 
+  bool looked = p.look.host == nullptr;  // (kps::LookAt)
   for (IndexT tile = blockIdx.x; tile < p.num_tiles; tile += gridDim.x) {  // uniform per block
     const IndexT outer = kps::DivBy<IndexT>(tile, p.col_tiles, p.col_tiles_magic);
     const IndexT col = ((tile - outer * static_cast<IndexT>(p.col_tiles)) * BX + tx) * VEC;
@@ -505,7 +508,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceOuter(const OuterPara
         }
       }
       StoreColumns<Ep, VEC, VecOut>(y + out_off + col * p.inner_out_stride, acc, p.inner_out_stride, ncols,
-                                    p.count, p.look);
+                                    p.count, p.look, looked);
     }
   }
 }
@@ -683,9 +686,10 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
     }
     a = part[0];
   };
+  bool looked = p.look.host == nullptr;  // (kps::LookAt)
   auto store = [&](long long out_off, unsigned slot, Acc a) {
     const Tout out[1] = {Ep::Apply(a, p.count)};
-    kps::LookAt<Tout, 1, false>(p.look, out, 1);
+    kps::LookAt<Tout, 1, false>(p.look, out, 1, looked);
     kps::WriteData<Tout, 1, false, false>(y + out_off + p.slots.OutOffset(slot), out, 1, 1);
   };
 
