@@ -150,12 +150,12 @@ class Launch:
         self._fire, self.run = self._closures()
 
     def _closures(self):
-        """(fire, run), closures over the constants. `fire(x, y, stream, more, workspace, look)` fills
-        the pointers and the look's fields (kernels/look.py's `arm`; None: no look) and launches. `run` is what a repeated call runs, with `__call__`'s arguments: a
-        split launch on the legacy default stream whose workspace is ready skips `__call__`'s
-        capture query, since that stream is never captured (CUDA refuses it): the query cost 1.4 us
-        on the H100's host before the launch (a split 256 MB sum's host time to its launch: 7.6-8.5
-        -> 5.1-5.4 us, with the result allocated ahead, ops/api.py). Other split launches take
+        """(fire, run), closures over the constants. `fire(x, y, stream, more, workspace, look)` fills the
+        pointers and the look's fields (kernels/look.py's `arm`; None: no look) and launches. `run` is what a
+        repeated call runs, with `__call__`'s arguments: a split launch on the legacy default stream whose
+        workspace is ready skips `__call__`'s capture query, since that stream is never captured (CUDA refuses
+        it): the query cost 1.4 us on the H100's host before the launch (a split 256 MB sum's host time to its
+        launch: 7.6-8.5 -> 5.1-5.4 us, with the result allocated ahead, ops/api.py). Other split launches take
         `__call__`."""
         params, lock, args, x_offset, launch, need = (self._params, self._call_lock, self._args_ptr, self._x_offset,
                                                       _launch_kernel, self._workspace_bytes)

@@ -13,8 +13,7 @@ from functools import lru_cache, partial
 import numpy as np
 
 import kps
-from kernels import capturing, config, launch_for
-from kernels import look as kernels_look
+from kernels import capturing, config, launch_for, look as kernels_look
 from kernels.launcher import PER_THREAD_STREAM as _PER_THREAD_STREAM
 from kps import cache, dtypes, precise, statistics
 
