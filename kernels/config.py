@@ -349,11 +349,13 @@ def plan(
     odd_word_columns = pack_word_columns and itemsize == 1 and out_itemsize == 1 and tuning.STAGE_WORD_COLUMNS
     if (not shifted and vector_loads and inputs == 1
             and _wants_stage(kept, red, use_inner, itemsize, in_base, tuning, word_folds)):
+        # a state's wide tiles read faster in ReduceOuter than staged over two-level splits (policy.py)
+        two_levels = use_inner or not state_acc
         staged = _plan_staged(kept, red, itemsize, target, split_target, sm_count, tuning, tuning.STAGE_VECTORS,
-                              word_folds, odd_word_columns, in_base)
+                              word_folds, odd_word_columns, in_base, two_levels)
         if staged is not None and staged[0].direct and tuning.STAGE_VECTORS_DIRECT != tuning.STAGE_VECTORS:
             staged = _plan_staged(kept, red, itemsize, target, split_target, sm_count, tuning,
-                                  tuning.STAGE_VECTORS_DIRECT, word_folds, odd_word_columns, in_base)
+                                  tuning.STAGE_VECTORS_DIRECT, word_folds, odd_word_columns, in_base, two_levels)
         if staged is not None and not staged[0].word_folds and use_inner and \
                 red[-1].size * itemsize > tuning.STAGE_MAX_RUN_BYTES:
             staged = None  # a run only word folds stage this long (its span folded it in bytes)
@@ -567,7 +569,7 @@ def _two_adic(n: int) -> int:
 
 
 def _plan_staged(kept, red, itemsize: int, target: int, split_target: int, sm_count: int, tuning, vectors: int,
-                 word_folds: bool = False, word_columns: bool = False, in_base: int = 1):
+                 word_folds: bool = False, word_columns: bool = False, in_base: int = 1, two_levels: bool = True):
     """ReduceStaged's span and grid, or None where the innermost dims are not contiguous or no span
     gives every thread at most STAGE_MAX_SLOTS outputs. `word_folds`: a 1-byte logical reduction,
     which folds a span's reduced elements as words where they are one contiguous run. `word_columns`:
@@ -579,6 +581,8 @@ def _plan_staged(kept, red, itemsize: int, target: int, split_target: int, sm_co
     `word_folds`, contiguous rows of at most STAGE_BYTE_ROWS_MAX bytes, each a whole reduction, whose
     spans all start on the 16-byte grid (`in_base`: the alignment known of the input's start) are
     `byte_rows`: a thread folds 16 of them from its 16-byte chunks (spans of 16-row multiples).
+    `two_levels`: where the splits one level of the combine folds in the rounds allowed leave an
+    SM without a block, as many as two levels fold in those rounds (else a narrower span).
 
     The span is the widest block of innermost dims that is contiguous in memory and fits
     BLOCK x `vectors` vectors, its outermost dim cut into chunks of rows where it does not
@@ -668,12 +672,16 @@ def _plan_staged(kept, red, itemsize: int, target: int, split_target: int, sm_co
             def realize(want):
                 return _ceil(num_stages, _ceil(num_stages, want))
 
-            # no more splits than the last block combines in a few round trips (policy.py)
+            # no more splits than the combine folds in a few round trips (policy.py): in one level
+            # where that makes a block an SM, else in two
             per_trip = (block // bx) * 16 // slots_per_thread
             max_trips = tuning.STAGE_MAX_COMBINE_TRIPS if itemsize > 1 else tuning.STAGE_MAX_COMBINE_TRIPS_1_BYTE
+            most = max_trips * per_trip
+            if num_tiles * most < sm_count and two_levels:
+                most = _splits_within(max_trips, per_trip, num_tiles, tuning)
             cap = min(num_stages, tuning.MAX_GRID_Y, max(
                 tuning.STAGE_COMBINE_TRIPS * per_trip,
-                min(max_trips * per_trip, _ceil(tuning.STAGE_MIN_BLOCKS_PER_SM * sm_count, num_tiles))))
+                min(most, _ceil(tuning.STAGE_MIN_BLOCKS_PER_SM * sm_count, num_tiles))))
             if cap < num_stages and num_tiles * cap < sm_count:
                 continue  # too few blocks to keep the memory busy: a narrower span, or ReduceOuter
             splits = _choose_splits(num_tiles, split_target, cap, realize, tuning.SPLIT_FILL_SLACK)
@@ -823,6 +831,25 @@ def _split_group(num_splits: int, per_round: int, columns: int, tuning) -> int:
     if two(group) >= one or columns * (1 + _ceil(num_splits, group)) > tuning.SPLIT_COUNTERS:
         return num_splits
     return group
+
+
+def _combine_rounds(num_splits: int, per_round: int, columns: int, tuning) -> int:
+    """Rounds of partial loads the split combine of `num_splits` splits takes, over both its
+    levels where _split_group gives it two (0: no split)."""
+    group = _split_group(num_splits, per_round, columns, tuning)
+    if group in (0, num_splits):
+        return _ceil(group, per_round)
+    return _ceil(group, per_round) + _ceil(_ceil(num_splits, group), per_round)
+
+
+def _splits_within(rounds: int, per_round: int, columns: int, tuning) -> int:
+    """The most splits whose combine takes at most `rounds` rounds: one level folds rounds x
+    per_round rows; two, groups of k rounds' rows, k(rounds - k) x per_round^2 (at most 2^16)."""
+    two = max((k * (rounds - k) for k in range(1, rounds)), default=0) * per_round * per_round
+    most = min(max(rounds * per_round, two), 1 << 16)
+    while most > rounds * per_round and _combine_rounds(most, per_round, columns, tuning) > rounds:
+        most = max(rounds * per_round, most * 3 // 4)  # (where the groups' counters do not fit)
+    return most
 
 
 def _fill(blocks: int, slots: int) -> float:

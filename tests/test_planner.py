@@ -132,6 +132,31 @@ def test_many_splits_combine_in_two_levels():
     assert plan((65536, 4096), (1,)).counters == 0
 
 
+@given(st.integers(1, 64), st.sampled_from([1, 2, 4, 8, 16, 32, 64, 512]), st.integers(1, 4096))
+def test_splits_within_fold_in_the_rounds_allowed(rounds, per_round, columns):
+    most = config._splits_within(rounds, per_round, columns, policy)
+    assert rounds * per_round <= most <= 1 << 16
+    assert config._combine_rounds(most, per_round, columns, policy) <= rounds
+
+
+@pytest.mark.parametrize("inner,axes", [((64, 7, 7), (0, 3)), ((128, 5, 5), (0, 3)), ((200, 3, 3), (0, 3)),
+                                        ((512, 3), (0, 2)), ((1000, 5), (0, 2)), ((64, 7, 7), (0, 2)),
+                                        ((5, 129), (0,))])
+@pytest.mark.parametrize("itemsize", [4, 2])
+def test_wide_tiles_of_short_runs_split_over_two_levels(inner, axes, itemsize):
+    """A few tiles of hundreds of slots over ~256 MB (a short run or odd columns under a wide kept
+    dim): staged with a block an SM at least, the splits' combine within STAGE_MAX_COMBINE_TRIPS
+    rounds over its two levels. A state keeps ReduceOuter where that is the other way (policy.py)."""
+    shape = ((256 << 20) // (itemsize * int(np.prod(inner))),) + inner
+    cfg = plan(shape, axes, itemsize=itemsize)
+    per_round = cfg.block // cfg.lanes * 16 // cfg.stage.slots_per_thread
+    assert cfg.kernel == "staged" and cfg.grid[0] * cfg.num_splits >= 132
+    assert 1 < cfg.split_group < cfg.num_splits
+    assert _combine_rounds(cfg, per_round) <= policy.STAGE_MAX_COMBINE_TRIPS
+    state = plan(shape, axes, itemsize=itemsize, state_acc=True, acc_itemsize=12)
+    assert state.kernel == ("staged" if axes[-1] == len(shape) - 1 else "outer")
+
+
 def test_short_aligned_runs_are_walked_flat():
     nchw = (128, 64, 56, 56)
     for itemsize in (1, 2, 4, 8):
