@@ -139,12 +139,13 @@ def test_flat_runs(op, dtype, shape, axes, rng):
 #: Runs that ReduceStaged reads through shared memory: narrow and odd rows and columns, odd runs
 #: between kept dims, spans cut into chunks of rows (the last one short), splits (up to the long
 #: combine of a few wide tiles), several kept dims in a span, odd columns a thread each in rows of
-#: threads that do not divide the block (17, 65, 99 and 3 x 23 columns).
+#: threads that do not divide the block (17, 65, 99 and 3 x 23 columns), and a tile of 448 slots
+#: split further than one level of the combine folds (two levels).
 STAGED_SHAPES = [((2003, 3), (1,)), ((60001, 3), (0,)), ((40009, 7), (0,)), ((517, 63), (1,)), ((30001, 13), (0,)),
                  ((401, 16, 11), (0, 2)), ((3001, 7, 3), (1,)), ((370, 5, 9, 7), (0, 2)), ((60, 64, 7, 7), (0, 2, 3)),
                  ((50, 1001, 7), (0, 2)), ((30, 2001, 5), (0, 2)), ((70001, 5), (1,)), ((20001, 65), (0,)),
                  ((5001, 255), (0,)), ((9, 1001), (0,)), ((40001, 17), (0,)), ((10007, 99), (0,)),
-                 ((3001, 3, 23), (0,))]
+                 ((3001, 3, 23), (0,)), ((400, 64, 7, 7), (0, 3))]
 
 
 def _planned(shape, axes, itemsize):
@@ -190,13 +191,15 @@ def test_few_reduced_rows(op, dtype, shape, axes, rng):
 def test_staged_plans_reach_every_regime():
     seen = set()
     for shape, axes in STAGED_SHAPES:
-        st = _planned(shape, axes, 4).stage
+        cfg = _planned(shape, axes, 4)
+        st = cfg.stage
+        seen |= {"two-level split"} if 0 < cfg.split_group < cfg.num_splits else set()
         seen |= {("rows" if st.lanes_adjacent else "columns"), ("kept chunks" if st.chunk_kept else "reduced chunks"),
                  ("split" if st.stages_per_split < st.num_stages else "unsplit"), f"{len(st.slots)} slot dims"}
         seen |= {"short last chunk"} if st.rows_total % st.rows else set()
-        seen |= {"ragged lanes"} if 256 % _planned(shape, axes, 4).lanes else set()
+        seen |= {"ragged lanes"} if 256 % cfg.lanes else set()
     assert seen >= {"rows", "columns", "kept chunks", "reduced chunks", "split", "unsplit", "2 slot dims",
-                    "short last chunk", "ragged lanes"}, seen
+                    "short last chunk", "ragged lanes", "two-level split"}, seen
 
 
 @pytest.mark.parametrize("dtype", [np.dtype(np.bool_), np.dtype(np.int8), np.dtype(np.uint8)], ids=str)
