@@ -816,16 +816,12 @@ def _split_group(num_splits: int, per_round: int, columns: int, tuning) -> int:
     last group's, then the groups'), the fewest groups on a tie. 0 where nothing splits."""
     if num_splits == 1:
         return 0
-
-    def rounds(n: int) -> int:
-        return _ceil(n, per_round)
-
-    one = rounds(num_splits)
+    one = _group_rounds(num_splits, num_splits, per_round)
     if one <= tuning.SPLIT_ONE_LEVEL_ROUNDS:
         return num_splits
 
     def two(g: int) -> int:
-        return rounds(g) + rounds(_ceil(num_splits, g))
+        return _group_rounds(num_splits, g, per_round)
 
     group = min(range(per_round, num_splits, per_round), key=lambda g: (two(g), -g), default=num_splits)
     if two(group) >= one or columns * (1 + _ceil(num_splits, group)) > tuning.SPLIT_COUNTERS:
@@ -833,13 +829,18 @@ def _split_group(num_splits: int, per_round: int, columns: int, tuning) -> int:
     return group
 
 
+def _group_rounds(num_splits: int, group: int, per_round: int) -> int:
+    """Rounds of partial loads a split combine in groups of `group` splits takes: the last group's
+    rows, then (several groups) the groups' rows."""
+    first = _ceil(group, per_round)
+    return first if group >= num_splits else first + _ceil(_ceil(num_splits, group), per_round)
+
+
 def _combine_rounds(num_splits: int, per_round: int, columns: int, tuning) -> int:
-    """Rounds of partial loads the split combine of `num_splits` splits takes, over both its
-    levels where _split_group gives it two (0: no split)."""
+    """Rounds of partial loads the split combine of `num_splits` splits takes, in the groups
+    _split_group gives it (0: no split)."""
     group = _split_group(num_splits, per_round, columns, tuning)
-    if group in (0, num_splits):
-        return _ceil(group, per_round)
-    return _ceil(group, per_round) + _ceil(_ceil(num_splits, group), per_round)
+    return _group_rounds(num_splits, group, per_round) if group else 0
 
 
 def _splits_within(rounds: int, per_round: int, columns: int, tuning) -> int:

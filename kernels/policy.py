@@ -350,18 +350,18 @@ STAGE_MAX_COMBINE_TRIPS_1_BYTE = 64
 STAGE_MIN_BLOCKS_PER_SM = 2
 #: Where one level of the combine folds too few splits in those trips to give every SM a block
 #: (tiles of hundreds of slots, a few rows of partials a round), the splits are as many as two
-#: levels fold in as many rounds (kps::CombineSplits). H100, kernel alone, same run, % of the ceiling, one level -> two:
-#: float32 sums over (N, 64, 7, 7) / (N, 128, 5, 5) / (N, 200, 3, 3) / (N, 96, 7, 3) axes (0, 3)
-#: 57.5 / 43.6 / 32.2 / 35.6 -> 88.2 / 89.7 / 89.8 / 90.8 (ReduceInner, a 28-byte run a thread ->
-#: staged), (N, 512, 3) / (N, 1000, 5) over (0, 2) 39.3 / 50.1 -> 88.3 / 86.3, (N, 5, 129) over 0
-#: and (N, 5, 9, 33) over (0, 1) 89.1 / 87.8 -> 91.4 / 93.9, the 4-d ones over (0, 2) 61.3-87.6 ->
-#: 87.2-91.1 but (N, 64, 7, 7) 89.9 -> 87.6 (ReduceOuter -> staged); float16, the same 13 layouts,
-#: 16.0-86.9 -> 58.8-91.9, none slower; bool `any` (N, 200, 3, 3) over 0 88.2 -> 93.6; odd columns
-#: over axis 0 (ReduceOuter -> staged), float32 257 / 511 / 1001 / 1023 wide 87.3 / 88.7 / 89.8 /
-#: 89.8 -> 94.3 / 94.7 / 91.4 / 92.6, float16 257-1023 83.3-88.5 -> 90.6-93.7, bool 1500 / 3000
-#: 89.4 / 90.1 -> 94.7 / 91.5. States:
-#: var / argmax / logsumexp where the other way is ReduceInner 15.7-26.3 -> 40.4-57.6; where it is
-#: ReduceOuter they keep one level (staged there: 1.14-1.80x slower, var 81.4 -> 45.3 on (N, 64, 7, 7)).
+#: levels fold in as many rounds (kps::CombineSplits). H100, kernel alone, same run, % of the
+#: ceiling, one level -> two: float32 sums over (N, 64, 7, 7) / (N, 128, 5, 5) / (N, 200, 3, 3) /
+#: (N, 96, 7, 3) axes (0, 3) 57.5 / 43.6 / 32.2 / 35.6 -> 88.2 / 89.7 / 89.8 / 90.8 (ReduceInner, a
+#: 28-byte run a thread -> staged), (N, 512, 3) / (N, 1000, 5) over (0, 2) 39.3 / 50.1 -> 88.3 /
+#: 86.3, (N, 5, 129) over 0 and (N, 5, 9, 33) over (0, 1) 89.1 / 87.8 -> 91.4 / 93.9, the 4-d ones
+#: over (0, 2) 61.3-87.6 -> 87.2-91.1 but (N, 64, 7, 7) 89.9 -> 87.6 (ReduceOuter -> staged);
+#: float16, the same 13 layouts, 16.0-86.9 -> 58.8-91.9, none slower; bool `any` (N, 200, 3, 3)
+#: over 0 88.2 -> 93.6; odd columns over axis 0 (ReduceOuter -> staged), float32 257 / 511 / 1001 /
+#: 1023 wide 87.3 / 88.7 / 89.8 / 89.8 -> 94.3 / 94.7 / 91.4 / 92.6, float16 257-1023 83.3-88.5 ->
+#: 90.6-93.7, bool 1500 / 3000 89.4 / 90.1 -> 94.7 / 91.5. States: var / argmax / logsumexp where
+#: the other way is ReduceInner 15.7-26.3 -> 40.4-57.6; where it is ReduceOuter they keep one level
+#: (staged there: 1.14-1.80x slower, var 81.4 -> 45.3 on (N, 64, 7, 7)).
 
 #: ReduceStaged's span is at least one 16-byte vector per thread: a smaller one leaves the block
 #: waiting on a few loads (a span of 7 x 7 floats ran at 12 GB/s).
