@@ -93,6 +93,16 @@ def _pow2_at_most(n: int) -> int:
     return 1 << (max(1, n).bit_length() - 1)
 
 
+def _fills_block_steps(vectors: int, least: int, step: int, blocks_per_sm: int, tuning) -> bool:
+    """Whether a run of `vectors` (at least `least`) fills the steps of a whole block (`step`
+    vectors each) closely enough to take one: the share of its steps' loads that its last, partial
+    step leaves idle is at most BLOCK_ROW_IDLE_PER_BLOCK for every block resident on an SM
+    (`blocks_per_sm`, the compiled kernel's; 0: not compiled yet, INNER_MIN_BLOCKS)."""
+    steps = _ceil(vectors, step)
+    idle = 1 - vectors / (steps * step)
+    return vectors >= least and idle <= (blocks_per_sm or tuning.INNER_MIN_BLOCKS) * tuning.BLOCK_ROW_IDLE_PER_BLOCK
+
+
 def _ceil(a: int, b: int) -> int:
     return -(-a // b)
 
@@ -385,11 +395,12 @@ def plan(
             lanes = min(tuning.WARP_SIZE, _pow2_at_least(_ceil(walk, ny)))
             row_blocks = _ceil(num_out, block // lanes)
             # A block per output when an output fills a step of the whole block (a state: several
-            # steps), and either its run does or warps per output would leave the GPU short of
-            # blocks (policy.py).
+            # steps), and either its run fills the block's steps or warps per output would leave
+            # the GPU short of blocks (policy.py).
             block_walk = block * ny * (tuning.STATE_BLOCK_ROW_STEPS if state_acc else 1)
             if (lanes == tuning.WARP_SIZE and vectors * num_seg >= block_walk
-                    and (vectors >= block_walk or row_blocks < target)):
+                    and (_fills_block_steps(vectors, block_walk, block * ny, blocks_per_sm, tuning)
+                         or row_blocks < target)):
                 lanes, row_blocks = block, num_out
             return lanes, row_blocks
 

@@ -14,6 +14,17 @@ BLOCK_THREADS = 256
 #: float16, half a step: 171.5 -> 218.0), so they keep a warp.
 BLOCKS_PER_SM = 8
 
+#: ... but only where the run fills the block's steps: a block per output waits on its last,
+#: partial step, a warp per output on one an eighth the size. The share of a run's step loads left
+#: idle may be this much for every resident block (4 blocks, the float32 kernel: 1/4; 3, the
+#: float16 one at 69 registers: 3/16). H100, kernel alone, same run, 256 MB of rows, % of the
+#: ceiling, block -> warp: float32 rows of 4160-5120 (1.02-1.25 steps) 88-92 -> 100-101, int32
+#: of 5000 87 -> 97, float16 of 8320-11264 75-85 -> 99-101, of 9999 78 -> 98; a block stays
+#: ahead where the steps fill: float32 of 6144-7168 (1.5-1.75 steps) 103 vs 98-99, float32 of
+#: 4096 104 vs 101, float16 of 14336 and 16384 102-106 vs 99-102; float16 of 12288 and 18432 (idle
+#: 1/4, 3 blocks) 91 vs 99-100 take a warp.
+BLOCK_ROW_IDLE_PER_BLOCK = 1 / 16
+
 #: Work is split across blocks only until the grid reaches SM count x this. Three blocks of 256
 #: threads with four 16-byte loads in flight each keep an SM's share of HBM busy; more blocks only
 #: add partials and a longer tail. Kernel alone on the H100 (CUDA graph), target 8 -> 3 per SM:

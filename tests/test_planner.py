@@ -292,6 +292,26 @@ def test_a_state_gets_a_block_per_output_only_over_several_steps():
     assert plan((4096, 65536), (1,), acc_itemsize=16, state_acc=True).min_blocks == policy.INNER_MIN_BLOCKS
 
 
+@pytest.mark.parametrize("itemsize", [2, 4, 8])
+@pytest.mark.parametrize("blocks_per_sm", [0, 3, 4, 5])
+def test_a_block_per_row_only_where_the_row_fills_its_steps(itemsize, blocks_per_sm):
+    """A row of a block step or more takes a block where its last, partial step leaves at most
+    BLOCK_ROW_IDLE_PER_BLOCK of the steps' loads idle for every resident block (not compiled yet:
+    INNER_MIN_BLOCKS), a warp elsewhere: rows of 1.25 steps leave 3/8 idle, of 1.5 and 2.25 steps
+    1/4 (a block only at 4 or more resident), of 1.75 and 2.5 at most 1/6."""
+    step = policy.BLOCK_THREADS * policy.MAX_TILE_ROWS * policy.LOAD_BYTES // itemsize  # elements
+    resident = blocks_per_sm or policy.INNER_MIN_BLOCKS
+    for steps, block in [(1, True), (1.25, False), (1.5, resident >= 4), (1.75, True), (2.25, resident >= 4),
+                         (2.5, True), (16, True)]:
+        width = int(step * steps)
+        cfg = plan(((256 << 20) // (width * itemsize), width), (1,), itemsize=itemsize, blocks_per_sm=blocks_per_sm)
+        assert cfg.kernel == "inner" and cfg.num_splits == 1
+        assert cfg.lanes == (policy.BLOCK_THREADS if block else policy.WARP_SIZE), steps
+    # where a warp each would leave the GPU short of blocks, a block per row all the same
+    assert plan((100, int(step * 1.25)), (1,), itemsize=itemsize, blocks_per_sm=blocks_per_sm).lanes == \
+        policy.BLOCK_THREADS
+
+
 @pytest.mark.parametrize("blocks_per_sm", [0, 3, 4, 5])
 def test_a_heavy_state_keeps_its_columns_blocks_resident(blocks_per_sm):
     """A heavy state's columns: ReduceOuter bound to HEAVY_COL_MIN_BLOCKS blocks per SM, and split
