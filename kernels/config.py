@@ -478,11 +478,11 @@ def plan(
         vec, ny, vec_in = 1, tuning.MISALIGNED_COL_TILE_ROWS, False
     vec_out = inner.out_stride == 1 and _aligned(out_align, [d.out_stride for d in outer], out_itemsize,
                                                  vec * out_itemsize)
-    # BX threads side by side; wider where the reduced rows are too few for BLOCK / BX rows of
-    # threads (7 rows under a 2048-wide kept dim: 8 rows of threads with 4 rows in flight each
-    # would leave 25 of 32 idle).
+    # BX threads side by side; wider where the reduced rows are too few for every one of BLOCK / BX
+    # rows of threads to walk COL_ROW_STEPS steps (7 rows under a 2048-wide kept dim: a row of 256
+    # threads walks all 7, where 8 rows of 32 would leave 25 of 32 idle).
     cols = _pow2_at_least(_ceil(inner.size, vec))
-    few_rows = block // _pow2_at_least(_ceil(num_red, ny * (tuning.STATE_COL_ROW_STEPS if state_acc else 1)))
+    few_rows = block // _pow2_at_least(_ceil(num_red, ny * tuning.COL_ROW_STEPS))
     bx = min(cols, block, max(tuning.MAX_COL_THREADS, few_rows))
     by = block // bx
     col_tiles = _ceil(inner.size, bx * vec)

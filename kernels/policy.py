@@ -171,14 +171,20 @@ MAX_GRID_Y = 65535
 #: is a 512-byte contiguous run per reduced row.
 MAX_COL_THREADS = 32
 
-#: ReduceOuter: the tile steps a thread walks down a state op's columns before the block takes more
-#: columns side by side instead (BX up to the block) where the reduced rows are few: each row of
-#: threads ends in a combine of states in shared memory (several fields, a Welford merge), which
-#: over 8 rows a thread cost as much as reading them. H100, one call, same run, % of the ceiling,
-#: 1 -> 16: (64, 4M) over axis 0 var 69 -> 94, argmax 76 -> 92, logsumexp 66 -> 91, nanvar 63 -> 87;
-#: (16, 16M) var 49 -> 91, argmax 69 -> 88, logsumexp 62 -> 88, nanvar 41 -> 78; (256, 1M) var 91 ->
-#: 93, logsumexp 84 -> 89; columns of 1024 rows or more unchanged (4 gave half of it).
-STATE_COL_ROW_STEPS = 16
+#: ReduceOuter: the tile steps a thread walks down its columns before the block takes more columns
+#: side by side instead (BX up to the block) where the reduced rows are few: each row of threads
+#: ends in a combine in shared memory (a state's: several fields, a Welford merge) and a block's
+#: tile is short-lived, so fewer, wider tiles walked longer win. States, H100, one call, same run,
+#: % of the ceiling, 1 -> 16: (64, 4M) over axis 0 var 69 -> 94, argmax 76 -> 92, logsumexp 66 ->
+#: 91, nanvar 63 -> 87; (16, 16M) var 49 -> 91, argmax 69 -> 88, logsumexp 62 -> 88, nanvar 41 ->
+#: 78; (256, 1M) var 91 -> 93, logsumexp 84 -> 89 (4 gave half of it). Sums (scalars took 1 until
+#: 2026-11-27), kernel alone, same run, 1 -> 16, over the middle axis of 256 MB: float32 (N, 5,
+#: 2048) 84.9 -> 100.0, (N, 7, 2048) 95.7 -> 100.8, (N, 12, 512) 89.5 -> 97.1, (N, 24, 2048) 88.2
+#: -> 98.1; float16 (N, 7, 2048) 68.3 -> 88.7, (N, 12, 2048) 57.3 -> 97.8, (N, 24, 2048) 54.4 ->
+#: 95.4, (N, 32, 512) 83.6 -> 94.2, (N, 40, 8192) 63.9 -> 90.4; (64, 4M) over axis 0 float32 100.7
+#: -> 101.5, float16 92.7 -> 99.2; none of 45 layouts slower than noise (4 sat between 1 and 16).
+#: Columns of 1024 rows or more are unchanged.
+COL_ROW_STEPS = 16
 
 #: ReduceOuter: the bytes a thread keeps in flight down a state op's columns. Where the state's
 #: size caps the columns a thread takes (MAX_COL_ACC_BYTES: 2 for Welford's 32 bytes, so 8-byte

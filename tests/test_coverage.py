@@ -22,7 +22,7 @@ SMALL = SimpleNamespace(BLOCK_THREADS=64, MAX_COL_SHARED_BYTES=8192, BLOCKS_PER_
                         MISALIGNED_COL_TILE_ROWS=3, STAGE_VECTORS=1, STAGE_VECTORS_DIRECT=2, STAGE_MAX_SLOTS=2,
                         STAGE_MAX_RUN_BYTES=2048, STAGE_WORD_MAX_RUN_BYTES=4096, STAGE_WORD_MIN_RUN_BYTES=4, STAGE_MAX_COLUMN_BYTES=512, STAGE_ALIGNED_RUN_BYTES=4096,
                         STAGE_COMBINE_TRIPS=64, STAGE_MAX_COMBINE_TRIPS=64, STAGE_MAX_COMBINE_TRIPS_1_BYTE=64, STAGE_MIN_BLOCKS_PER_SM=2,
-                        STAGE_MIN_SPAN_VECTORS_PER_THREAD=0, INNER_MIN_BLOCKS=4, BLOCK_ROW_IDLE_PER_BLOCK=1 / 16, INNER_SPILL_MIN_BLOCKS=3, HEAVY_COL_MIN_BLOCKS=4, STATE_BLOCK_ROW_STEPS=2, STATE_COL_ROW_STEPS=4, STATE_COL_TILE_BYTES=64,
+                        STAGE_MIN_SPAN_VECTORS_PER_THREAD=0, INNER_MIN_BLOCKS=4, BLOCK_ROW_IDLE_PER_BLOCK=1 / 16, INNER_SPILL_MIN_BLOCKS=3, HEAVY_COL_MIN_BLOCKS=4, STATE_BLOCK_ROW_STEPS=2, COL_ROW_STEPS=4, STATE_COL_TILE_BYTES=64,
                         MAX_COL_ACC_BYTES=64, MIN_WAVE_FILL=0.8, SPLIT_FILL_SLACK=0.05, STAGE_ROW_BANK_WAYS=2,
                         STAGE_DIRECT_ROWS=4, STAGE_DIRECT_FOLDS=16, STAGE_DIRECT_ACC_BYTES=32, STAGE_DIRECT_REFOLDS=0.5,
                         STAGE_RAGGED_COLUMNS=True, STAGE_WORD_COLUMNS=True,
@@ -145,14 +145,15 @@ def test_coverage_cases(shape, axes, itemsize, layout):
 
 
 @pytest.mark.parametrize("shape", [(16, 5000), (64, 3001), (3, 70001), (200, 1030), (2, 9, 4099)])
-def test_state_columns_of_few_rows_read_every_element_once(shape):
-    """A state op over few reduced rows widens its row of threads (STATE_COL_ROW_STEPS): each
-    element still read and lifted with its index once, tails included; a scalar keeps a narrower row."""
+def test_columns_of_few_rows_read_every_element_once(shape):
+    """Columns of few reduced rows widen the row of threads (COL_ROW_STEPS): each element still
+    read (a state's lifted with its index) once, tails included; a scalar's row as wide as a state's."""
     view = np.empty(shape, "u4")
     for sm_count, tuning in ((132, policy), (1, policy), (132, SMALL), (1, SMALL)):
-        cfg = check_coverage(view, (0,), list(range(len(shape) - 1)), sm_count, 0, tuning, index_strides=True,
-                             state_acc=True)
-        assert cfg.kernel == "outer"
+        for state in (True, False):
+            cfg = check_coverage(view, (0,), list(range(len(shape) - 1)), sm_count, 0, tuning, index_strides=state,
+                                 state_acc=state)
+            assert cfg.kernel == "outer"
     for itemsize in (2, 4):  # Welford's 32-byte state: 2 columns a thread, more rows in flight
         cfg = check_coverage(np.empty(shape, f"u{itemsize}"), (0,), list(range(len(shape) - 1)), 132, 0,
                              policy, state_acc=True, acc_itemsize=32)
@@ -160,7 +161,7 @@ def test_state_columns_of_few_rows_read_every_element_once(shape):
             assert cfg.vec * cfg.ny * itemsize >= min(policy.STATE_COL_TILE_BYTES, cfg.vec * itemsize * shape[0])
     scalar = config.plan((16, 5000), (5000, 1), (0,), (1,), 4, 4, 132)
     state = config.plan((16, 5000), (5000, 1), (0,), (1,), 4, 4, 132, acc_itemsize=16, state_acc=True)
-    assert scalar.lanes < state.lanes == policy.BLOCK_THREADS
+    assert scalar.lanes == state.lanes == policy.BLOCK_THREADS
 
 
 #: Odd kept columns staged a thread each, in rows of threads that do not divide the block: more than

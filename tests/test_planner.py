@@ -292,6 +292,18 @@ def test_a_state_gets_a_block_per_output_only_over_several_steps():
     assert plan((4096, 65536), (1,), acc_itemsize=16, state_acc=True).min_blocks == policy.INNER_MIN_BLOCKS
 
 
+@pytest.mark.parametrize("itemsize", [2, 4])
+def test_columns_of_few_rows_take_a_wide_row_of_threads(itemsize):
+    """ReduceOuter: where the reduced rows are too few for each row of threads to walk COL_ROW_STEPS
+    steps, the threads stand side by side instead (7 rows under 2048 columns: one row of 256
+    threads walks all 7); hundreds of rows keep a warp's width and rows of threads."""
+    for shape, axes in [((4681, 7, 2048), (1,)), ((64, 1 << 22), (0,)), ((409, 40, 8192), (1,))]:
+        cfg = plan(shape, axes, itemsize=itemsize)
+        assert cfg.kernel == "outer" and cfg.lanes == policy.BLOCK_THREADS, shape
+    cfg = plan((256, 1024, 256), (1,), itemsize=itemsize)
+    assert cfg.kernel == "outer" and cfg.lanes == policy.MAX_COL_THREADS
+
+
 @pytest.mark.parametrize("itemsize", [2, 4, 8])
 @pytest.mark.parametrize("blocks_per_sm", [0, 3, 4, 5])
 def test_a_block_per_row_only_where_the_row_fills_its_steps(itemsize, blocks_per_sm):
