@@ -358,7 +358,7 @@ def plan(
     # (word_columns=True has made itemsize 4: these are the odd columns it leaves in bytes)
     odd_word_columns = pack_word_columns and itemsize == 1 and out_itemsize == 1 and tuning.STAGE_WORD_COLUMNS
     if (not shifted and vector_loads and inputs == 1
-            and _wants_stage(kept, red, use_inner, itemsize, in_base, tuning, word_folds)):
+            and _wants_stage(kept, red, use_inner, itemsize, in_base, tuning, word_folds, state_acc)):
         # a state's wide tiles read faster in ReduceOuter than staged over two-level splits (policy.py)
         two_levels = use_inner or not state_acc
         staged = _plan_staged(kept, red, itemsize, target, split_target, sm_count, tuning, tuning.STAGE_VECTORS,
@@ -557,12 +557,14 @@ def _reduce_type(kept, red, use_inner: bool) -> str:
     return "higher" if len(red) == 1 else "any"
 
 
-def _wants_stage(kept, red, use_inner: bool, itemsize: int, in_base: int, tuning, word_folds: bool) -> bool:
+def _wants_stage(kept, red, use_inner: bool, itemsize: int, in_base: int, tuning, word_folds: bool,
+                 state_acc: bool = False) -> bool:
     """Whether the innermost run is one the other kernels read badly: short (a reduced run of at
     most STAGE_MAX_RUN_BYTES, STAGE_WORD_MAX_RUN_BYTES where a 1-byte logical reduction folds it as
     words, or kept columns of at most STAGE_MAX_COLUMN_BYTES) and off the 16-byte grid (its length,
-    or a stride or the start of the others), or a run of at most STAGE_ALIGNED_RUN_BYTES. Longer
-    aligned runs are whole vectors, which ReduceInner and ReduceOuter read at full speed."""
+    or a stride or the start of the others), or a run of at most STAGE_ALIGNED_RUN_BYTES, or (not
+    for a state, which ReduceOuter reads faster) aligned columns over too few rows for ReduceOuter's
+    tile. Longer aligned runs are whole vectors, which ReduceInner and ReduceOuter read at full speed."""
     inner = red[-1] if use_inner else kept[-1]
     limit = tuning.STAGE_MAX_COLUMN_BYTES
     if use_inner:
@@ -571,7 +573,19 @@ def _wants_stage(kept, red, use_inner: bool, itemsize: int, in_base: int, tuning
         return False
     others = [d.in_stride for d in kept + red if d.size > 1 and d is not inner]
     return (inner.size * itemsize <= tuning.STAGE_ALIGNED_RUN_BYTES
+            or (not use_inner and not state_acc
+                and _few_rows_for_columns(inner.size * itemsize, math.prod(d.size for d in red), tuning))
             or not _aligned(in_base, [inner.size] + others, itemsize, tuning.LOAD_BYTES))
+
+
+def _few_rows_for_columns(column_bytes: int, num_red: int, tuning) -> bool:
+    """Whether kept columns of `column_bytes` (at most STAGE_FEW_ROW_COLUMN_BYTES) have fewer
+    reduced rows than one step of ReduceOuter's tile takes (a thread's 16-byte vector of columns,
+    BLOCK_THREADS / that many rows of threads, MAX_TILE_ROWS rows each): its block would leave rows
+    of threads without a row (policy.py)."""
+    vectors = _pow2_at_least(_ceil(column_bytes, tuning.LOAD_BYTES))
+    step_rows = max(1, tuning.BLOCK_THREADS // vectors) * tuning.MAX_TILE_ROWS
+    return column_bytes <= tuning.STAGE_FEW_ROW_COLUMN_BYTES and num_red < step_rows
 
 
 def _two_adic(n: int) -> int:

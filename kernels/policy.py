@@ -22,7 +22,9 @@ BLOCKS_PER_SM = 8
 #: of 5000 87 -> 97, float16 of 8320-11264 75-85 -> 99-101, of 9999 78 -> 98; a block stays
 #: ahead where the steps fill: float32 of 6144-7168 (1.5-1.75 steps) 103 vs 98-99, float32 of
 #: 4096 104 vs 101, float16 of 14336 and 16384 102-106 vs 99-102; float16 of 12288 and 18432 (idle
-#: 1/4, 3 blocks) 91 vs 99-100 take a warp.
+#: 1/4, 3 blocks) 91 vs 99-100 take a warp. Missed: rows one or two vectors past whole steps read
+#: as fast as whole ones with a block (float32 of 4100 / 4104: 86.3 / 86.6 us, a warp 90.3 / 90.4;
+#: from 4112 on 101.6 with a block), unexplained, so left to the rule.
 BLOCK_ROW_IDLE_PER_BLOCK = 1 / 16
 
 #: Work is split across blocks only until the grid reaches SM count x this. Three blocks of 256
@@ -323,6 +325,18 @@ STAGE_MAX_COLUMN_BYTES = 4096
 #: many bytes (a reduced run of one vector gives ReduceInner a lane per row and a shuffle per
 #: vector); longer aligned runs keep ReduceInner's and ReduceOuter's vector loads.
 STAGE_ALIGNED_RUN_BYTES = 16
+
+#: ... and aligned kept columns of at most this many bytes where the reduced rows are fewer than a
+#: step of ReduceOuter's tile (config._few_rows_for_columns): a tile of 128 float16 columns is 16
+#: threads wide and 64 rows deep, so over 3 rows 61 of its 64 rows of threads had none. H100,
+#: kernel alone, same run, 256 MB over the middle axis, ReduceOuter -> staged, % of the ceiling:
+#: float16 (N, 2-12, 128) 6.8-19.7 -> 37-93, (N, 3-12, 512) 25-57 -> 49-93 ((N, 2, 512) 37 either
+#: way), float32 (N, 2-12, 256) 42-90 -> 69-97, bool `any` (N, 3 / 8, 256) 15 / 30 -> 87 / 96.
+#: States keep ReduceOuter (config._wants_stage): var float16 (N, 3 / 8, 512) 29 / 55 -> 15 / 30
+#: staged (argmax gained, 22 / 42 -> 52 / 75, var float32 (N, 8, 256) 40 -> 55, as one rule with the
+#: split's two_levels: states staged where ReduceOuter is the other way were slower there too).
+#: Wider columns: float32 (N, 2, 512) staged 82 -> 69 (and (N, 3 / 5, 512) 69 / 86 -> 90 / 93).
+STAGE_FEW_ROW_COLUMN_BYTES = 1024
 #: ReduceStaged: lanes on one reduced run read neighbouring words of shared memory, a thread every
 #: run bytes / lanes apart; as many lanes share a run as keep those reads within this many-way bank
 #: conflicts (a thread per run where the run's bytes allow it). Bank conflicts cost less than lanes

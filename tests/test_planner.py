@@ -304,6 +304,19 @@ def test_columns_of_few_rows_take_a_wide_row_of_threads(itemsize):
     assert cfg.kernel == "outer" and cfg.lanes == policy.MAX_COL_THREADS
 
 
+def test_aligned_columns_over_too_few_rows_for_the_outer_tile_are_staged():
+    """Kept columns of at most STAGE_FEW_ROW_COLUMN_BYTES, 16-byte aligned, over fewer reduced rows
+    than a step of ReduceOuter's tile (128 float16 columns: 16 threads wide, 64 rows deep) are
+    staged; more rows, wider columns and states keep ReduceOuter."""
+    for shape, itemsize in [((349525, 3, 128), 2), ((21845, 12, 512), 2), ((131072, 2, 256), 4),
+                            ((52428, 5, 256), 4), ((87381, 3, 1024), 1)]:
+        words = dict(pack_words=True, pack_word_columns=True) if itemsize == 1 else {}  # a bool `any`
+        assert plan(shape, (1,), itemsize=itemsize, **words).kernel == "staged", shape
+        assert plan(shape, (1,), itemsize=itemsize, state_acc=True, acc_itemsize=16).kernel == "outer", shape
+    for shape, itemsize in [((16384, 16, 512), 2), ((65536, 2, 512), 4), ((262144, 256), 4)]:
+        assert plan(shape, (len(shape) - 2,), itemsize=itemsize).kernel == "outer", shape
+
+
 @pytest.mark.parametrize("itemsize", [2, 4, 8])
 @pytest.mark.parametrize("blocks_per_sm", [0, 3, 4, 5])
 def test_a_block_per_row_only_where_the_row_fills_its_steps(itemsize, blocks_per_sm):
