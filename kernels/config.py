@@ -93,14 +93,13 @@ def _pow2_at_most(n: int) -> int:
     return 1 << (max(1, n).bit_length() - 1)
 
 
-def _fills_block_steps(vectors: int, least: int, step: int, blocks_per_sm: int, tuning) -> bool:
-    """Whether a run of `vectors` (at least `least`) fills the steps of a whole block (`step`
-    vectors each) closely enough to take one: the share of its steps' loads that its last, partial
-    step leaves idle is at most BLOCK_ROW_IDLE_PER_BLOCK for every block resident on an SM
-    (`blocks_per_sm`, the compiled kernel's; 0: not compiled yet, INNER_MIN_BLOCKS)."""
-    steps = _ceil(vectors, step)
-    idle = 1 - vectors / (steps * step)
-    return vectors >= least and idle <= (blocks_per_sm or tuning.INNER_MIN_BLOCKS) * tuning.BLOCK_ROW_IDLE_PER_BLOCK
+def _fills_block_steps(vectors: int, step: int, blocks_per_sm: int, tuning) -> bool:
+    """Whether a run of `vectors` fills the steps of a whole block (`step` vectors each) closely
+    enough to take one: the share of its steps' loads that its last, partial step leaves idle is at
+    most BLOCK_ROW_IDLE_PER_BLOCK for every block resident on an SM (`blocks_per_sm`, the compiled
+    kernel's; 0: not compiled yet, INNER_MIN_BLOCKS)."""
+    idle = 1 - vectors / (_ceil(vectors, step) * step)
+    return idle <= (blocks_per_sm or tuning.INNER_MIN_BLOCKS) * tuning.BLOCK_ROW_IDLE_PER_BLOCK
 
 
 def _ceil(a: int, b: int) -> int:
@@ -399,7 +398,7 @@ def plan(
             # the GPU short of blocks (policy.py).
             block_walk = block * ny * (tuning.STATE_BLOCK_ROW_STEPS if state_acc else 1)
             if (lanes == tuning.WARP_SIZE and vectors * num_seg >= block_walk
-                    and (_fills_block_steps(vectors, block_walk, block * ny, blocks_per_sm, tuning)
+                    and (vectors >= block_walk and _fills_block_steps(vectors, block * ny, blocks_per_sm, tuning)
                          or row_blocks < target)):
                 lanes, row_blocks = block, num_out
             return lanes, row_blocks
@@ -478,12 +477,9 @@ def plan(
         vec, ny, vec_in = 1, tuning.MISALIGNED_COL_TILE_ROWS, False
     vec_out = inner.out_stride == 1 and _aligned(out_align, [d.out_stride for d in outer], out_itemsize,
                                                  vec * out_itemsize)
-    # BX threads side by side; wider where the reduced rows are too few for every one of BLOCK / BX
-    # rows of threads to walk COL_ROW_STEPS steps (7 rows under a 2048-wide kept dim: a row of 256
-    # threads walks all 7, where 8 rows of 32 would leave 25 of 32 idle).
-    cols = _pow2_at_least(_ceil(inner.size, vec))
-    few_rows = block // _pow2_at_least(_ceil(num_red, ny * tuning.COL_ROW_STEPS))
-    bx = min(cols, block, max(tuning.MAX_COL_THREADS, few_rows))
+    # (7 rows under a 2048-wide kept dim: one row of 256 threads walks all 7, where 8 rows of 32
+    # would leave 25 of 32 idle)
+    bx = _col_threads(_pow2_at_least(_ceil(inner.size, vec)), num_red, ny, tuning)
     by = block // bx
     col_tiles = _ceil(inner.size, bx * vec)
     num_tiles = math.prod(d.size for d in outer) * col_tiles
@@ -558,7 +554,7 @@ def _reduce_type(kept, red, use_inner: bool) -> str:
 
 
 def _wants_stage(kept, red, use_inner: bool, itemsize: int, in_base: int, tuning, word_folds: bool,
-                 state_acc: bool = False) -> bool:
+                 state_acc: bool) -> bool:
     """Whether the innermost run is one the other kernels read badly: short (a reduced run of at
     most STAGE_MAX_RUN_BYTES, STAGE_WORD_MAX_RUN_BYTES where a 1-byte logical reduction folds it as
     words, or kept columns of at most STAGE_MAX_COLUMN_BYTES) and off the 16-byte grid (its length,
@@ -578,14 +574,23 @@ def _wants_stage(kept, red, use_inner: bool, itemsize: int, in_base: int, tuning
             or not _aligned(in_base, [inner.size] + others, itemsize, tuning.LOAD_BYTES))
 
 
+def _col_threads(cols: int, num_red: int, ny: int, tuning) -> int:
+    """ReduceOuter's threads side by side (BX) over `cols` vectors of columns (a power of two):
+    MAX_COL_THREADS, wider where the `num_red` reduced rows are too few for every row of threads
+    to walk COL_ROW_STEPS steps of `ny` rows, at most one a column and the block."""
+    block = tuning.BLOCK_THREADS
+    few_rows = block // _pow2_at_least(_ceil(num_red, ny * tuning.COL_ROW_STEPS))
+    return min(cols, block, max(tuning.MAX_COL_THREADS, few_rows))
+
+
 def _few_rows_for_columns(column_bytes: int, num_red: int, tuning) -> bool:
-    """Whether kept columns of `column_bytes` (at most STAGE_FEW_ROW_COLUMN_BYTES) have fewer
-    reduced rows than one step of ReduceOuter's tile takes (a thread's 16-byte vector of columns,
-    BLOCK_THREADS / that many rows of threads, MAX_TILE_ROWS rows each): its block would leave rows
-    of threads without a row (policy.py)."""
-    vectors = _pow2_at_least(_ceil(column_bytes, tuning.LOAD_BYTES))
-    step_rows = max(1, tuning.BLOCK_THREADS // vectors) * tuning.MAX_TILE_ROWS
-    return column_bytes <= tuning.STAGE_FEW_ROW_COLUMN_BYTES and num_red < step_rows
+    """Whether kept columns of `column_bytes` (at most STAGE_FEW_ROW_COLUMN_BYTES, 16-byte
+    aligned) have fewer reduced rows than one step of ReduceOuter's tile takes (its rows of
+    threads, MAX_TILE_ROWS rows each): its block would leave rows of threads without a row
+    (policy.py)."""
+    ny = tuning.MAX_TILE_ROWS
+    bx = _col_threads(_pow2_at_least(_ceil(column_bytes, tuning.LOAD_BYTES)), num_red, ny, tuning)
+    return column_bytes <= tuning.STAGE_FEW_ROW_COLUMN_BYTES and num_red < tuning.BLOCK_THREADS // bx * ny
 
 
 def _two_adic(n: int) -> int:

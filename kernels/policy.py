@@ -337,6 +337,7 @@ STAGE_ALIGNED_RUN_BYTES = 16
 #: split's two_levels: states staged where ReduceOuter is the other way were slower there too).
 #: Wider columns: float32 (N, 2, 512) staged 82 -> 69 (and (N, 3 / 5, 512) 69 / 86 -> 90 / 93).
 STAGE_FEW_ROW_COLUMN_BYTES = 1024
+
 #: ReduceStaged: lanes on one reduced run read neighbouring words of shared memory, a thread every
 #: run bytes / lanes apart; as many lanes share a run as keep those reads within this many-way bank
 #: conflicts (a thread per run where the run's bytes allow it). Bank conflicts cost less than lanes
