@@ -361,10 +361,11 @@ def plan(
         # a state's wide tiles read faster in ReduceOuter than staged over two-level splits (policy.py)
         two_levels = use_inner or not state_acc
         staged = _plan_staged(kept, red, itemsize, target, split_target, sm_count, tuning, tuning.STAGE_VECTORS,
-                              word_folds, odd_word_columns, in_base, two_levels)
+                              word_folds, odd_word_columns, in_base, two_levels, state_acc)
         if staged is not None and staged[0].direct and tuning.STAGE_VECTORS_DIRECT != tuning.STAGE_VECTORS:
             staged = _plan_staged(kept, red, itemsize, target, split_target, sm_count, tuning,
-                                  tuning.STAGE_VECTORS_DIRECT, word_folds, odd_word_columns, in_base, two_levels)
+                                  tuning.STAGE_VECTORS_DIRECT, word_folds, odd_word_columns, in_base, two_levels,
+                                  state_acc)
         if staged is not None and not staged[0].word_folds and use_inner and \
                 red[-1].size * itemsize > tuning.STAGE_MAX_RUN_BYTES:
             staged = None  # a run only word folds stage this long (its span folded it in bytes)
@@ -599,10 +600,12 @@ def _two_adic(n: int) -> int:
 
 
 def _plan_staged(kept, red, itemsize: int, target: int, split_target: int, sm_count: int, tuning, vectors: int,
-                 word_folds: bool = False, word_columns: bool = False, in_base: int = 1, two_levels: bool = True):
+                 word_folds: bool = False, word_columns: bool = False, in_base: int = 1, two_levels: bool = True,
+                 state_acc: bool = False):
     """ReduceStaged's span and grid, or None where the innermost dims are not contiguous or no span
-    gives every thread at most STAGE_MAX_SLOTS outputs. `word_folds`: a 1-byte logical reduction,
-    which folds a span's reduced elements as words where they are one contiguous run. `word_columns`:
+    gives every thread at most STAGE_MAX_SLOTS outputs (STAGE_MAX_STATE_SLOTS for a state).
+    `word_folds`: a 1-byte logical reduction, which folds a span's reduced elements as words where
+    they are one contiguous run. `word_columns`:
     a 1-byte logical reduction with bool results, which folds the rows of W kept columns (W not a
     multiple of 4, one contiguous output row) as the words of the span: a word's four bytes belong
     to the same four columns every lcm(W, 4) / 4 words (its residue, the slot), so a thread folds a
@@ -613,6 +616,8 @@ def _plan_staged(kept, red, itemsize: int, target: int, split_target: int, sm_co
     `byte_rows`: a thread folds 16 of them from its 16-byte chunks (spans of 16-row multiples).
     `two_levels`: where the splits one level of the combine folds in the rounds allowed leave an
     SM without a block, as many as two levels fold in those rounds (else a narrower span).
+    `state_acc`: the accumulator is a state of several fields: a slot takes more registers, and
+    lanes cost more to combine.
 
     The span is the widest block of innermost dims that is contiguous in memory and fits
     BLOCK x `vectors` vectors, its outermost dim cut into chunks of rows where it does not
@@ -627,7 +632,8 @@ def _plan_staged(kept, red, itemsize: int, target: int, split_target: int, sm_co
         return None
     vec = tuning.LOAD_BYTES // itemsize
     capacity = tuning.BLOCK_THREADS * vectors * vec - (vec - 1)  # a span may start mid-vector
-    block, max_slots = tuning.BLOCK_THREADS, tuning.STAGE_MAX_SLOTS
+    block = tuning.BLOCK_THREADS
+    max_slots = tuning.STAGE_MAX_STATE_SLOTS if state_acc else tuning.STAGE_MAX_SLOTS
     widest, inner = len(dims) - 1, 1
     while widest > 0 and dims[widest][0].size * inner <= capacity and \
             dims[widest - 1][0].in_stride == dims[widest][0].size * inner:
@@ -651,8 +657,12 @@ def _plan_staged(kept, red, itemsize: int, target: int, split_target: int, sm_co
         if lanes_adjacent:
             run_bytes = (dims[-1][0].size if inside else rows) * itemsize
             # lanes on one run: as many as keep shared-memory reads within STAGE_ROW_BANK_WAYS-way bank
-            # conflicts, more where a span has too few slots to occupy the block
-            fill = _pow2_at_most(max(1, block // (num_slots * (4 if direct else 1))))
+            # conflicts, more where a span has too few slots to occupy the block (in a direct span whose
+            # slots fold one strided run each, or a state, as far as STAGE_DIRECT_RUN_FILL, policy.py)
+            one_run = len(merge([d for d in ([] if row_kept else [row_dim]) + [d for d, k in inside if not k]
+                                 if d.size > 1])) <= 1
+            share = tuning.STAGE_DIRECT_RUN_FILL if direct and (one_run or state_acc) else 1
+            fill = _pow2_at_most(max(1, block // (num_slots * share)))
             by = min(tuning.WARP_SIZE, max(_two_adic(run_bytes) // (4 * tuning.STAGE_ROW_BANK_WAYS), fill, 1))
             if words:  # (wider than a warp only as the whole block, on a span of one slot)
                 by = min(_pow2_at_most(max(1, block // num_slots)), _pow2_at_least(_ceil(fold_run, 4)))

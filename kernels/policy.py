@@ -239,8 +239,18 @@ STAGE_VECTORS_DIRECT = 4
 
 #: ReduceStaged: the most outputs (slots) one thread accumulates across the spans of a tile.
 #: (Where every span holds whole reductions, a thread folds and stores its slots one at a time and
-#: takes any number.)
-STAGE_MAX_SLOTS = 4
+#: takes any number.) More slots make a tile's span wider, so more bytes are in flight a block.
+#: H100, kernel alone, same run, % of the ceiling, 4 -> 8 (-> 16): float32 (N, 3, 256) over axis 1
+#: 89.8 -> 95.2 (88.4), (N, 2, 256) 69.4 -> 75.3 (80.4), (N, 3, 33) 89.7 -> 95.2 (91.0), (N, 5, 9,
+#: 33) over axis 1 86.3 -> 95.6, float16 (N, 2 / 3 / 8, 128) 37.3 / 49.1 / 74.5 -> 41.5 / 54.5 /
+#: 81.4, bool `any` (N, 2, 128) 67.7 -> 73.3, (N, 3, 256) 88.3 -> 93.1, (N, 4, 5, 6, 7) over axis 1
+#: 13.1 -> 34.6 (ReduceOuter before: four slots gave it no span); lost: float16 columns 2047 wide
+#: over axis 0 89.5 -> 85.3 and (N, 5, 9, 33) over axis 0 88.1 -> 85.8 (ReduceOuter before).
+STAGE_MAX_SLOTS = 8
+
+#: ... for a state (several fields an accumulator): var and argmax ran the same at 4 and 8 (var
+#: float32 (N, 3, 33) over axis 1 28.2 / 29.5%), and 4 keeps their registers.
+STAGE_MAX_STATE_SLOTS = 4
 
 #: ReduceStaged takes a reduction whose innermost reduced run is at most this many bytes and off
 #: the 16-byte grid (a thread per short row, or a few lanes per longer one, reading the span from
@@ -345,6 +355,20 @@ STAGE_FEW_ROW_COLUMN_BYTES = 1024
 #: run, 2 -> 4 ways (two lanes a row -> one): float32 of 4 2610 -> 2819 GB/s, float16 of 8 2413 ->
 #: 2701, bool `any` of 16 (read as words) 1982 -> 2769; other widths unchanged.
 STAGE_ROW_BANK_WAYS = 4
+
+#: ReduceStaged, a direct span (every reduced dim whole in it) whose slots fold one strided run each
+#: (FoldStrided): lanes share a run beyond the bank rule above only as far as this many times the
+#: slots fill the block (a thread folds short runs side by side, FoldSharedRows). A scalar slot whose
+#: folds are several dims (FoldRuns: an index calculator an element) takes lanes until the slots fill
+#: it. H100, kernel alone, same run (base / new twice), % of the ceiling, several-dim folds 4 -> 1:
+#: float32 (N, 5, 9, 33) over axes (1, 3) 62.3 -> 86.3, float16 47.7 -> 58.7, (N, 64, 7, 7) over
+#: (1, 3) float32 85.1 -> 94.9, float16 51.3 -> 64.6, bool `any` 25.3 -> 38.7, (N, 16, 16, 16) bool
+#: over (1, 3) 75.6 -> 95.4, (N, 4, 5, 6, 7) float32 over (1, 3, 4) 70.5 -> 94.0, (N, 6, 10, 14) over
+#: (1, 3) 68.7 -> 92.8; lost: bool (N, 4, 5, 6, 7) over (1, 2, 4) 43.3 -> 41.9. States keep 4: var
+#: (N, 4, 5, 6, 7) over (1, 4) 77.8 -> 59.2, (N, 64, 7, 7) over (1, 3) 58.5 -> 49.6 (their lanes'
+#: combine costs several times a scalar's). One run a slot lost at 1: float16 rows of 127 94.6 ->
+#: 82.0, var rows of 33 93.5 -> 84.0.
+STAGE_DIRECT_RUN_FILL = 4
 #: ReduceStaged: where a thread folds whole short runs of a span alone (direct, a lane a run), it
 #: folds up to this many side by side (FoldSharedRows), so the loop's bookkeeping and the store's
 #: address are paid once for them and their shared-memory reads are in flight together...

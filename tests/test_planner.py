@@ -454,6 +454,49 @@ def test_short_runs_side_by_side_within_their_bounds(itemsize, acc_itemsize):
         assert not several
 
 
+@pytest.mark.parametrize("itemsize", [1, 2, 4])
+def test_a_thread_holds_at_most_the_policys_slots(itemsize):
+    """A staged tile of kept columns gives a thread at most STAGE_MAX_SLOTS outputs, a state's
+    STAGE_MAX_STATE_SLOTS; the few-row columns here reach those bounds."""
+    reached = set()
+    for inner in ((2, 128), (3, 256), (3, 33), (8, 128)):
+        shape = ((64 << 20) // (itemsize * int(np.prod(inner))),) + inner
+        for state, most in ((False, policy.STAGE_MAX_SLOTS), (True, policy.STAGE_MAX_STATE_SLOTS)):
+            kw = dict(state_acc=True, acc_itemsize=24) if state else {}
+            cfg = plan(shape, (1,), itemsize=itemsize, **kw)
+            if cfg.kernel != "staged" or not cfg.stage.slots_per_thread:
+                continue
+            assert cfg.stage.slots_per_thread <= most
+            if cfg.stage.slots_per_thread == most:
+                reached.add(state)
+    assert reached == {False, True} if itemsize > 1 else False in reached
+
+
+@pytest.mark.parametrize("itemsize", [2, 4, 8])
+def test_few_slots_of_several_dim_folds_take_lanes_to_fill_the_block(itemsize):
+    """A direct staged span whose slots each fold several dims (an index calculator an element)
+    gives each scalar slot lanes until the slots fill the block; a slot of one strided run, or a
+    state, only as far as STAGE_DIRECT_RUN_FILL times the slots fill it (odd runs here: no bank
+    rule's minimum)."""
+    seen = set()
+    for inner, axes in (((5, 9, 33), (1, 3)), ((64, 7, 7), (1, 3)), ((4, 5, 6, 7), (1, 3, 4)),
+                        ((6, 10, 14), (1, 3)), ((33,), (1,)), ((127,), (1,))):
+        shape = ((64 << 20) // (itemsize * int(np.prod(inner))),) + inner
+        for state in (False, True):
+            kw = dict(state_acc=True, acc_itemsize=24) if state else {}
+            cfg = plan(shape, axes, itemsize=itemsize, **kw)
+            st = cfg.stage
+            if cfg.kernel != "staged" or not st.direct:
+                continue
+            lanes = cfg.block // cfg.lanes  # on one slot's folds
+            several = len(st.folds) > 1 and not state
+            seen.add(several)
+            share = 1 if several else policy.STAGE_DIRECT_RUN_FILL
+            assert lanes == 1 or st.num_slots * lanes * share <= cfg.block
+            assert lanes == policy.WARP_SIZE or st.num_slots * lanes * share * 2 > cfg.block
+    assert seen == {False, True}
+
+
 @pytest.mark.parametrize("blocks_per_sm", [0, 2, 4])
 def test_inputs_off_the_grid_take_short_tiles_on_warp_groups(blocks_per_sm):
     """A transform of several inputs, one off the first one's 16-byte grid (x[1:] beside x[:-1]):
