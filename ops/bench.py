@@ -139,6 +139,7 @@ def run_rosenbrock(ceiling: float, repeat: int = 30) -> dict:
     row["vs_best_peer"] = min(peers) / row["ours_us"]
     row["GBps"] = nbytes / row["ours_us"] / 1e3
     row["pct_ceiling"] = 100 * row["GBps"] / ceiling
+    row["pct_cap"] = 100 * timing.read_ceiling_gbps(nbytes) / ceiling
     # What bounds the one-call figure: the kernel alone (replayed from a CUDA graph), and the plain
     # sum of the same array, one call and alone, in the same run.
     plain = lambda: ops.reduce_sum(x)  # noqa: E731
@@ -275,6 +276,13 @@ def time_against_peers(row: dict, op: str, x, axes, nbytes: int, ceiling: float,
     row["pct_ceiling"] = 100 * nbytes / row["ours_us"] / 1e3 / ceiling
 
 
+#: Cases of at least this many bytes (past the 50 MB L2) also show `pct_cap`: the read-ceiling kernel
+#: itself over their bytes, timed as every call here (events around one call, host dispatch
+#: included), in % of the ceiling: the most one call over that many bytes can show. (H100: 75.6% at
+#: the 102.8 MB of nchw_stats, 95.1% at 360 MB, 100.2% at 1 GiB.)
+CAP_MIN_BYTES = 64 << 20
+
+
 def run_gpu_case(case: Case, op: str, ceiling: float, dtype=None, repeat: int = 30) -> Optional[dict]:
     import cupy
 
@@ -294,6 +302,8 @@ def run_gpu_case(case: Case, op: str, ceiling: float, dtype=None, repeat: int = 
     row["ok"] = check_result(ours(x, axis=axes), x, op, axes, on_gpu=isinstance(x, cupy.ndarray))
     time_against_peers(row, op, x, axes, nbytes, ceiling, repeat)
     row["GBps"] = nbytes / row["ours_us"] / 1e3
+    if nbytes >= CAP_MIN_BYTES:
+        row["pct_cap"] = 100 * timing.read_ceiling_gbps(nbytes) / ceiling
     del x
     cupy.get_default_memory_pool().free_all_blocks()
     return row
@@ -335,8 +345,8 @@ def run_cpu_rosenbrock() -> dict:
 def _table(rows: List[dict], gpu: bool) -> str:
     plain = gpu and any("vs_plain" in r for r in rows)
     if gpu:
-        head = (f"{'case':<26}{'MB':>8}{'ours us':>10}{'GB/s':>8}{'%ceil':>7}{'torch us':>10}{'cupy us':>10}{'vs best':>9}"
-                + (f"{'vs plain':>10}" if plain else "") + "  ok")
+        head = (f"{'case':<26}{'MB':>8}{'ours us':>10}{'GB/s':>8}{'%ceil':>7}{'%cap':>7}{'torch us':>10}{'cupy us':>10}"
+                f"{'vs best':>9}" + (f"{'vs plain':>10}" if plain else "") + "  ok")
     else:
         head = f"{'case':<40}{'MB':>8}{'ours us':>10}{'numpy us':>10}{'vs numpy':>9}  ok"
     lines = [head]
@@ -345,6 +355,7 @@ def _table(rows: List[dict], gpu: bool) -> str:
         if gpu:
             lines.append(
                 f"{r['case']:<26}{r['MB']:>8.1f}{r['ours_us']:>10.1f}{r['GBps']:>8.0f}{r['pct_ceiling']:>6.1f}%"
+                + (f"{r['pct_cap']:>6.1f}%" if "pct_cap" in r else f"{'':>7}") +
                 f"{r.get('torch_us', float('nan')):>10.1f}{r.get('cupy_us', float('nan')):>10.1f}{r['vs_best_peer']:>8.2f}x"
                 + (f"{r.get('vs_plain', float('nan')):>9.2f}x" if plain else "") + f"  {ok}"
             )
