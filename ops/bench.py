@@ -407,6 +407,10 @@ def _parse(argv):
                         "--plot then draws GB/s against W")
     p.add_argument("--widths", help="the sweep's widths, e.g. 1-64,127,1001 (default: 1-64 and 11 odd ones up to 9999)")
     p.add_argument("--no-layouts", action="store_true", help="the sweep without its 3-d/4-d layouts")
+    p.add_argument("--no-widths", action="store_true", help="the sweep without its (N, W) widths: the layouts alone")
+    p.add_argument("--kinds", help="the sweep's op:dtype pairs for both families, e.g. sum:float16,any:bool "
+                                   "(default: float32 and float16 sums and bool any for the widths, and float32 "
+                                   "var too for the layouts)")
     p.add_argument("--accuracy", action="store_true",
                    help="the sums' accuracy table: plain and precise=True against torch and CuPy (relative error, ulps)")
     p.add_argument("--dask", action="store_true",
@@ -546,11 +550,15 @@ def main_dask(args) -> int:
 def main_sweep(args) -> int:
     from . import sweep
 
+    try:
+        kinds = sweep.parse_kinds(args.kinds) if args.kinds else None
+    except ValueError as err:
+        raise SystemExit(str(err)) from None
     if not timing.gpu_available():
         print("no GPU: the sweep measures GPU kernels against torch and CuPy and needs one")
         return 0
-    widths = sweep.parse_widths(args.widths) if args.widths else sweep.WIDTHS
-    rows, ceiling = sweep.run(widths, layouts=not args.no_layouts, repeat=args.repeat)
+    widths = [] if args.no_widths else sweep.parse_widths(args.widths) if args.widths else sweep.WIDTHS
+    rows, ceiling = sweep.run(widths, layouts=not args.no_layouts, repeat=args.repeat, kinds=kinds)
     print(f"read ceiling {ceiling:.0f} GB/s (measured now)")
     print(sweep.width_table([r for r in rows if len(r["shape"]) == 2]))
     layout_rows = [r for r in rows if len(r["shape"]) > 2]

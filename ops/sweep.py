@@ -4,8 +4,9 @@ Two families, each timed against torch and CuPy in the same run (GB/s = input + 
 the time of one call, CUDA events, median, as in the public table):
 - widths: (N, W) arrays of about 256 MB for every W from 1 to 64 and odd widths up to 9,999,
   reduced over axis 0 (columns) and axis 1 (rows): float32 and float16 sums, bool `any`;
-- layouts: 3-d and 4-d float32 arrays of about 256 MB whose dims are short or odd, summed over
-  every non-empty combination of axes.
+- layouts: 3-d and 4-d arrays of about 256 MB whose dims are short or odd, reduced over every
+  proper combination of axes: float32 and float16 sums, bool `any` and float32 `var` (a state).
+`kinds` (`--kinds` on the command line) picks the (op, dtype) pairs of both families.
 Every result is checked against a float64 reference computed on the GPU. `--plot FILE.png` draws
 GB/s against W for this project and each peer, one panel per (op, dtype, axis).
 """
@@ -28,9 +29,14 @@ KINDS = [("sum", "float32"), ("sum", "float16"), ("any", "bool")]
 #: Bytes of every input (rounded down to whole rows).
 SWEEP_BYTES = 256 << 20
 
-#: The inner dims of the layout family (N is chosen for SWEEP_BYTES of float32): short, odd and
-#: mixed runs, a short reduced middle axis under a wide kept one, batch-norm planes of 7 x 7.
-LAYOUTS = [(7, 11), (3, 5), (16, 3), (33, 7), (5, 129), (7, 2048), (3, 7, 5), (64, 7, 7), (5, 9, 33)]
+#: The inner dims of the layout family (N is chosen for SWEEP_BYTES): short, odd and mixed runs, a
+#: short reduced middle axis under a wide kept one, batch-norm planes of 7 x 7, and narrow columns
+#: over two to twelve rows (ReduceOuter's tile is deeper than they are: staged or not).
+LAYOUTS = [(7, 11), (3, 5), (16, 3), (33, 7), (5, 129), (7, 2048), (3, 7, 5), (64, 7, 7), (5, 9, 33),
+           (2, 128), (3, 33), (3, 256), (12, 512)]
+
+#: (op, dtype) pairs of the layout family.
+LAYOUT_KINDS = [("sum", "float32"), ("sum", "float16"), ("any", "bool"), ("var", "float32")]
 
 #: Share of the read ceiling every case of the sweep should reach (widths of 2 and more).
 TARGET = 0.85
@@ -50,16 +56,34 @@ def width_cases(widths: Sequence[int] = WIDTHS, kinds=KINDS) -> List[Tuple[str, 
     return cases
 
 
-def layout_cases(layouts=LAYOUTS) -> List[Tuple[str, str, Tuple[int, ...], Tuple[int, ...]]]:
+def layout_cases(layouts=LAYOUTS, kinds=LAYOUT_KINDS) -> List[Tuple[str, str, Tuple[int, ...], Tuple[int, ...]]]:
     """(op, dtype, shape, axes) of the layout family: every non-empty axis subset but the full one
-    (a full reduction is the same flat sum whatever the shape)."""
+    (a full reduction is the same flat walk whatever the shape)."""
     cases = []
-    for inner in layouts:
-        shape = (SWEEP_BYTES // (4 * math.prod(inner)),) + tuple(inner)
-        for r in range(1, len(shape)):
-            for axes in itertools.combinations(range(len(shape)), r):
-                cases.append(("sum", "float32", shape, axes))
+    for op, dtype in kinds:
+        item = np.dtype(dtype).itemsize
+        for inner in layouts:
+            shape = (SWEEP_BYTES // (item * math.prod(inner)),) + tuple(inner)
+            for r in range(1, len(shape)):
+                for axes in itertools.combinations(range(len(shape)), r):
+                    cases.append((op, dtype, shape, axes))
     return cases
+
+
+def parse_kinds(text: str) -> List[Tuple[str, str]]:
+    """'sum:float16,any:bool' -> [("sum", "float16"), ("any", "bool")]; a pair ops.bench cannot run is
+    a ValueError naming the argument."""
+    kinds = []
+    for part in text.split(","):
+        op, _, dtype = part.strip().partition(":")
+        if op not in bench.OPS:
+            raise ValueError(f"--kinds: unknown op {op!r} in {part!r}; known: {sorted(bench.OPS)}")
+        try:
+            np.dtype(dtype)
+        except TypeError:
+            raise ValueError(f"--kinds: {part!r} needs op:dtype with a NumPy dtype, e.g. sum:float16") from None
+        kinds.append((op, dtype))
+    return kinds
 
 
 def measure(op: str, dtype: str, shape, axes, ceiling: float, repeat: int = 30) -> dict:
@@ -103,9 +127,10 @@ def width_table(rows: List[dict]) -> str:
 
 
 def layout_table(rows: List[dict]) -> str:
-    out = [f"{'shape':<26}{'axes':<14}{'this':>7} {'torch':>6}{'cupy':>6}{'%ceil':>7}  (GB/s)"]
+    out = [f"{'op':<5}{'dtype':<9}{'shape':<26}{'axes':<14}{'this':>7} {'torch':>6}{'cupy':>6}{'%ceil':>7}  (GB/s)"]
     for r in rows:
-        out.append(f"{'x'.join(map(str, r['shape'])):<26}{str(tuple(r['axes'])):<14}{_cell(r)}")
+        out.append(f"{r['op']:<5}{r['dtype']:<9}{'x'.join(map(str, r['shape'])):<26}{str(tuple(r['axes'])):<14}"
+                   f"{_cell(r)}")
     return "\n".join(out)
 
 
@@ -171,10 +196,12 @@ def warm(cases, workers: int = 0) -> None:
         pool.map(_warm, cases, chunksize=1)
 
 
-def run(widths: Sequence[int] = WIDTHS, layouts: bool = True, repeat: int = 30, kinds=KINDS):
-    """Measure both families; returns (rows, ceiling)."""
+def run(widths: Sequence[int] = WIDTHS, layouts: bool = True, repeat: int = 30, kinds=None):
+    """Measure both families (`kinds`: the (op, dtype) pairs of both; None: KINDS for the widths,
+    LAYOUT_KINDS for the layouts); returns (rows, ceiling)."""
     ceiling = timing.read_ceiling_gbps()
-    cases = width_cases(widths, kinds) + (layout_cases() if layouts else [])
+    cases = (width_cases(widths, kinds or KINDS)
+             + (layout_cases(kinds=kinds or LAYOUT_KINDS) if layouts else []))
     warm(cases)
     rows = [measure(op, dtype, shape, axes, ceiling, repeat) for op, dtype, shape, axes in cases]
     return rows, ceiling

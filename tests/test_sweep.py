@@ -1,0 +1,31 @@
+"""The sweep's case lists and its --kinds argument, on the CPU (the sweep itself needs a GPU)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from ops import bench, sweep
+
+
+def test_layout_cases_cover_every_kind_layout_and_proper_axis_set():
+    cases = sweep.layout_cases()
+    for op, dtype in sweep.LAYOUT_KINDS:
+        item = np.dtype(dtype).itemsize
+        for inner in sweep.LAYOUTS:
+            mine = [c for c in cases if c[:2] == (op, dtype) and c[2][1:] == tuple(inner)]
+            ndim = len(inner) + 1
+            assert len(mine) == 2 ** ndim - 2  # every non-empty axis set but the full one
+            shape = mine[0][2]
+            assert sweep.SWEEP_BYTES - item * math.prod(inner) < math.prod(shape) * item <= sweep.SWEEP_BYTES
+    assert {op for op, _ in sweep.LAYOUT_KINDS} <= set(bench.OPS)
+
+
+def test_kinds_parse_and_bad_ones_name_the_argument():
+    assert sweep.parse_kinds("sum:float16, any:bool") == [("sum", "float16"), ("any", "bool")]
+    for bad in ("median:float32", "sum", "sum:float99"):
+        with pytest.raises(ValueError, match="--kinds"):
+            sweep.parse_kinds(bad)
+    with pytest.raises(SystemExit, match="--kinds"):
+        bench.main(["--sweep", "--kinds", "median:float32"])
