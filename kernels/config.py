@@ -600,17 +600,16 @@ def _two_adic(n: int) -> int:
 
 
 def _plan_staged(kept, red, itemsize: int, target: int, split_target: int, sm_count: int, tuning, vectors: int,
-                 word_folds: bool = False, word_columns: bool = False, in_base: int = 1, two_levels: bool = True,
-                 state_acc: bool = False):
+                 word_folds: bool, word_columns: bool, in_base: int, two_levels: bool, state_acc: bool):
     """ReduceStaged's span and grid, or None where the innermost dims are not contiguous or no span
     gives every thread at most STAGE_MAX_SLOTS outputs (STAGE_MAX_STATE_SLOTS for a state).
     `word_folds`: a 1-byte logical reduction, which folds a span's reduced elements as words where
-    they are one contiguous run. `word_columns`:
-    a 1-byte logical reduction with bool results, which folds the rows of W kept columns (W not a
-    multiple of 4, one contiguous output row) as the words of the span: a word's four bytes belong
-    to the same four columns every lcm(W, 4) / 4 words (its residue, the slot), so a thread folds a
-    residue's words and the columns are read off the residues' bytes at the end (spans of whole
-    16-row multiples, so every span starts where the first does in its 16-byte vector). With
+    they are one contiguous run. `word_columns`: a 1-byte logical reduction with bool results, which
+    folds the rows of W kept columns (W not a multiple of 4, one contiguous output row) as the words
+    of the span: a word's four bytes belong to the same four columns every lcm(W, 4) / 4 words (its
+    residue, the slot), so a thread folds a residue's words and the columns are read off the residues'
+    bytes at the end (spans of whole 16-row multiples, so every span starts where the first does in
+    its 16-byte vector). With
     `word_folds`, contiguous rows of at most STAGE_BYTE_ROWS_MAX bytes, each a whole reduction, whose
     spans all start on the 16-byte grid (`in_base`: the alignment known of the input's start) are
     `byte_rows`: a thread folds 16 of them from its 16-byte chunks (spans of 16-row multiples).
@@ -659,8 +658,7 @@ def _plan_staged(kept, red, itemsize: int, target: int, split_target: int, sm_co
             # lanes on one run: as many as keep shared-memory reads within STAGE_ROW_BANK_WAYS-way bank
             # conflicts, more where a span has too few slots to occupy the block (in a direct span whose
             # slots fold one strided run each, or a state, as far as STAGE_DIRECT_RUN_FILL, policy.py)
-            one_run = len(merge([d for d in ([] if row_kept else [row_dim]) + [d for d, k in inside if not k]
-                                 if d.size > 1])) <= 1
+            one_run = len(_span_dims(row_dim, row_kept, inside, kept=False)) <= 1
             share = tuning.STAGE_DIRECT_RUN_FILL if direct and (one_run or state_acc) else 1
             fill = _pow2_at_most(max(1, block // (num_slots * share)))
             by = min(tuning.WARP_SIZE, max(_two_adic(run_bytes) // (4 * tuning.STAGE_ROW_BANK_WAYS), fill, 1))
@@ -734,8 +732,8 @@ def _plan_staged(kept, red, itemsize: int, target: int, split_target: int, sm_co
         if word_cols:  # slots: the residues (a word each); folds: a residue's words, the most a span holds
             slots, folds = (Dim(period, 1, 0),), (Dim(_ceil(rows * inner + 3, 4 * period) + 1, period),)
         else:
-            slots = merge([d for d in ([row] if row_kept else []) + [d for d, k in inside if k] if d.size > 1])
-            folds = merge([d for d in ([row] if not row_kept else []) + [d for d, k in inside if not k] if d.size > 1])
+            slots = _span_dims(row, row_kept, inside, kept=True)
+            folds = _span_dims(row, row_kept, inside, kept=False)
         stage = Stage(
             slots=slots, folds=folds,
             rows=rows, rows_total=row_dim.size, row_stride=row_dim.in_stride, chunk_kept=row_kept,
@@ -746,6 +744,12 @@ def _plan_staged(kept, red, itemsize: int, target: int, split_target: int, sm_co
         grid_x = num_tiles if splits > 1 else min(num_tiles, target, tuning.MAX_GRID_X)
         return stage, (grid_x, splits), tuple(tiles), tuple(stages), bx
     return None
+
+
+def _span_dims(row: Dim, row_kept: bool, inside, kept: bool) -> Tuple[Dim, ...]:
+    """A staged span's slot dims (`kept`) or fold dims: its row dim where it is of that kind, then
+    the dims inside the span of that kind, size-1 dims left out, merged."""
+    return merge([d for d in ([row] if row_kept == kept else []) + [d for d, k in inside if k == kept] if d.size > 1])
 
 
 def _byte_row_bytes(run: Dim, rows: Dim, outer_strides, in_base: int, tuning) -> int:

@@ -245,11 +245,12 @@ STAGE_VECTORS_DIRECT = 4
 #: 33) over axis 1 86.3 -> 95.6, float16 (N, 2 / 3 / 8, 128) 37.3 / 49.1 / 74.5 -> 41.5 / 54.5 /
 #: 81.4, bool `any` (N, 2, 128) 67.7 -> 73.3, (N, 3, 256) 88.3 -> 93.1, (N, 4, 5, 6, 7) over axis 1
 #: 13.1 -> 34.6 (ReduceOuter before: four slots gave it no span); lost: float16 columns 2047 wide
-#: over axis 0 89.5 -> 85.3 and (N, 5, 9, 33) over axis 0 88.1 -> 85.8 (ReduceOuter before).
+#: over axis 0 89.5 -> 85.3 and (N, 5, 9, 33) over axis 0 88.1 -> 85.8 (ReduceOuter before). A power
+#: of two of at most 16 (the split combine folds 16 / slots partial rows a round).
 STAGE_MAX_SLOTS = 8
 
 #: ... for a state (several fields an accumulator): var and argmax ran the same at 4 and 8 (var
-#: float32 (N, 3, 33) over axis 1 28.2 / 29.5%), and 4 keeps their registers.
+#: float32 (N, 3, 33) over axis 1 28.2 / 29.5%), and 4 keeps their registers (a power of two, as above).
 STAGE_MAX_STATE_SLOTS = 4
 
 #: ReduceStaged takes a reduction whose innermost reduced run is at most this many bytes and off
@@ -369,6 +370,7 @@ STAGE_ROW_BANK_WAYS = 4
 #: combine costs several times a scalar's). One run a slot lost at 1: float16 rows of 127 94.6 ->
 #: 82.0, var rows of 33 93.5 -> 84.0.
 STAGE_DIRECT_RUN_FILL = 4
+
 #: ReduceStaged: where a thread folds whole short runs of a span alone (direct, a lane a run), it
 #: folds up to this many side by side (FoldSharedRows), so the loop's bookkeeping and the store's
 #: address are paid once for them and their shared-memory reads are in flight together...

@@ -139,7 +139,7 @@ def run_rosenbrock(ceiling: float, repeat: int = 30) -> dict:
     row["vs_best_peer"] = min(peers) / row["ours_us"]
     row["GBps"] = nbytes / row["ours_us"] / 1e3
     row["pct_ceiling"] = 100 * row["GBps"] / ceiling
-    row["pct_cap"] = 100 * timing.read_ceiling_gbps(nbytes) / ceiling
+    _add_cap(row, nbytes, ceiling)
     # What bounds the one-call figure: the kernel alone (replayed from a CUDA graph), and the plain
     # sum of the same array, one call and alone, in the same run.
     plain = lambda: ops.reduce_sum(x)  # noqa: E731
@@ -283,6 +283,12 @@ def time_against_peers(row: dict, op: str, x, axes, nbytes: int, ceiling: float,
 CAP_MIN_BYTES = 64 << 20
 
 
+def _add_cap(row: dict, nbytes: int, ceiling: float) -> None:
+    """`row["pct_cap"]` for an input of at least CAP_MIN_BYTES (see there)."""
+    if nbytes >= CAP_MIN_BYTES:
+        row["pct_cap"] = 100 * timing.read_ceiling_gbps(nbytes) / ceiling
+
+
 def run_gpu_case(case: Case, op: str, ceiling: float, dtype=None, repeat: int = 30) -> Optional[dict]:
     import cupy
 
@@ -302,8 +308,7 @@ def run_gpu_case(case: Case, op: str, ceiling: float, dtype=None, repeat: int = 
     row["ok"] = check_result(ours(x, axis=axes), x, op, axes, on_gpu=isinstance(x, cupy.ndarray))
     time_against_peers(row, op, x, axes, nbytes, ceiling, repeat)
     row["GBps"] = nbytes / row["ours_us"] / 1e3
-    if nbytes >= CAP_MIN_BYTES:
-        row["pct_cap"] = 100 * timing.read_ceiling_gbps(nbytes) / ceiling
+    _add_cap(row, nbytes, ceiling)
     del x
     cupy.get_default_memory_pool().free_all_blocks()
     return row
@@ -560,7 +565,9 @@ def main_sweep(args) -> int:
     widths = [] if args.no_widths else sweep.parse_widths(args.widths) if args.widths else sweep.WIDTHS
     rows, ceiling = sweep.run(widths, layouts=not args.no_layouts, repeat=args.repeat, kinds=kinds)
     print(f"read ceiling {ceiling:.0f} GB/s (measured now)")
-    print(sweep.width_table([r for r in rows if len(r["shape"]) == 2]))
+    width_rows = [r for r in rows if len(r["shape"]) == 2]
+    if width_rows:
+        print(sweep.width_table(width_rows))
     layout_rows = [r for r in rows if len(r["shape"]) > 2]
     if layout_rows:
         print(sweep.layout_table(layout_rows))
@@ -568,7 +575,10 @@ def main_sweep(args) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps({"ceiling_GBps": ceiling, "rows": rows}, indent=1))
     if args.plot:
-        sweep.plot(rows, ceiling, args.plot)
+        if width_rows:
+            sweep.plot(rows, ceiling, args.plot)
+        else:
+            print("--plot: it draws GB/s against W, and this sweep ran no widths")
     return 1 if any(not r["ok"] for r in rows) else 0
 
 

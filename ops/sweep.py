@@ -18,6 +18,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from kps import dtypes
+
 from . import bench, timing
 
 #: Every width from 1 to 64, then odd ones (and 2^k - 1) up to about 10,000.
@@ -71,18 +73,22 @@ def layout_cases(layouts=LAYOUTS, kinds=LAYOUT_KINDS) -> List[Tuple[str, str, Tu
 
 
 def parse_kinds(text: str) -> List[Tuple[str, str]]:
-    """'sum:float16,any:bool' -> [("sum", "float16"), ("any", "bool")]; a pair ops.bench cannot run is
-    a ValueError naming the argument."""
+    """'sum:float16,any:bool' -> [("sum", "float16"), ("any", "bool")] (dtypes by their NumPy names); a
+    pair the sweep cannot run (an unknown op, a dtype CuPy or this project does not hold) is a
+    ValueError naming the argument."""
+    held = [d for d in dtypes.SUPPORTED if d != dtypes.BFLOAT16]  # (CuPy holds no bfloat16 array)
     kinds = []
     for part in text.split(","):
-        op, _, dtype = part.strip().partition(":")
+        op, _, name = part.strip().partition(":")
         if op not in bench.OPS:
             raise ValueError(f"--kinds: unknown op {op!r} in {part!r}; known: {sorted(bench.OPS)}")
         try:
-            np.dtype(dtype)
+            dtype = np.dtype(name)
         except TypeError:
-            raise ValueError(f"--kinds: {part!r} needs op:dtype with a NumPy dtype, e.g. sum:float16") from None
-        kinds.append((op, dtype))
+            dtype = None
+        if dtype is None or dtype not in held:  # (dtype("float64") == None: a check for None first)
+            raise ValueError(f"--kinds: {part!r} needs op:dtype with one of {', '.join(d.name for d in held)}")
+        kinds.append((op, dtype.name))
     return kinds
 
 
@@ -127,9 +133,10 @@ def width_table(rows: List[dict]) -> str:
 
 
 def layout_table(rows: List[dict]) -> str:
-    out = [f"{'op':<5}{'dtype':<9}{'shape':<26}{'axes':<14}{'this':>7} {'torch':>6}{'cupy':>6}{'%ceil':>7}  (GB/s)"]
+    w = max([len(r["op"]) for r in rows] + [2]) + 1
+    out = [f"{'op':<{w}}{'dtype':<9}{'shape':<26}{'axes':<14}{'this':>7} {'torch':>6}{'cupy':>6}{'%ceil':>7}  (GB/s)"]
     for r in rows:
-        out.append(f"{r['op']:<5}{r['dtype']:<9}{'x'.join(map(str, r['shape'])):<26}{str(tuple(r['axes'])):<14}"
+        out.append(f"{r['op']:<{w}}{r['dtype']:<9}{'x'.join(map(str, r['shape'])):<26}{str(tuple(r['axes'])):<14}"
                    f"{_cell(r)}")
     return "\n".join(out)
 

@@ -479,9 +479,11 @@ def test_few_slots_of_several_dim_folds_take_lanes_to_fill_the_block(itemsize):
     state, only as far as STAGE_DIRECT_RUN_FILL times the slots fill it (odd runs here: no bank
     rule's minimum)."""
     seen = set()
-    for inner, axes in (((5, 9, 33), (1, 3)), ((64, 7, 7), (1, 3)), ((4, 5, 6, 7), (1, 3, 4)),
-                        ((6, 10, 14), (1, 3)), ((33,), (1,)), ((127,), (1,))):
-        shape = ((64 << 20) // (itemsize * int(np.prod(inner))),) + inner
+    cases = [(((64 << 20) // (itemsize * int(np.prod(inner))),) + inner, axes)
+             for inner, axes in (((5, 9, 33), (1, 3)), ((64, 7, 7), (1, 3)), ((4, 5, 6, 7), (1, 3, 4)),
+                                 ((6, 10, 14), (1, 3)), ((33,), (1,)), ((127,), (1,)))]
+    cases.append(((5, 9, 33), (0, 2)))  # the span's row dim is a reduced dim of the folds
+    for shape, axes in cases:
         for state in (False, True):
             kw = dict(state_acc=True, acc_itemsize=24) if state else {}
             cfg = plan(shape, axes, itemsize=itemsize, **kw)
