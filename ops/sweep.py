@@ -47,15 +47,14 @@ TARGET = 0.85
 SLOW_CALL_MS = 3.0
 
 
+def _sized(inner: Sequence[int], dtype: str) -> Tuple[int, ...]:
+    """(N,) + inner with N the most rows of `inner` that SWEEP_BYTES of `dtype` hold."""
+    return (SWEEP_BYTES // (np.dtype(dtype).itemsize * math.prod(inner)),) + tuple(inner)
+
+
 def width_cases(widths: Sequence[int] = WIDTHS, kinds=KINDS) -> List[Tuple[str, str, Tuple[int, ...], Tuple[int, ...]]]:
     """(op, dtype, shape, axes) of the width family."""
-    cases = []
-    for op, dtype in kinds:
-        item = np.dtype(dtype).itemsize
-        for w in widths:
-            for axis in (0, 1):
-                cases.append((op, dtype, (SWEEP_BYTES // (w * item), w), (axis,)))
-    return cases
+    return [(op, dtype, _sized((w,), dtype), (axis,)) for op, dtype in kinds for w in widths for axis in (0, 1)]
 
 
 def layout_cases(layouts=LAYOUTS, kinds=LAYOUT_KINDS) -> List[Tuple[str, str, Tuple[int, ...], Tuple[int, ...]]]:
@@ -63,9 +62,8 @@ def layout_cases(layouts=LAYOUTS, kinds=LAYOUT_KINDS) -> List[Tuple[str, str, Tu
     (a full reduction is the same flat walk whatever the shape)."""
     cases = []
     for op, dtype in kinds:
-        item = np.dtype(dtype).itemsize
         for inner in layouts:
-            shape = (SWEEP_BYTES // (item * math.prod(inner)),) + tuple(inner)
+            shape = _sized(inner, dtype)
             for r in range(1, len(shape)):
                 for axes in itertools.combinations(range(len(shape)), r):
                     cases.append((op, dtype, shape, axes))
@@ -74,20 +72,19 @@ def layout_cases(layouts=LAYOUTS, kinds=LAYOUT_KINDS) -> List[Tuple[str, str, Tu
 
 def parse_kinds(text: str) -> List[Tuple[str, str]]:
     """'sum:float16,any:bool' -> [("sum", "float16"), ("any", "bool")] (dtypes by their NumPy names); a
-    pair the sweep cannot run (an unknown op, a dtype CuPy or this project does not hold) is a
-    ValueError naming the argument."""
-    held = [d for d in dtypes.SUPPORTED if d != dtypes.BFLOAT16]  # (CuPy holds no bfloat16 array)
+    pair the sweep cannot run (an unknown op, a dtype this project does not reduce, bfloat16, which
+    CuPy arrays do not hold) is a ValueError naming the argument."""
     kinds = []
     for part in text.split(","):
         op, _, name = part.strip().partition(":")
         if op not in bench.OPS:
             raise ValueError(f"--kinds: unknown op {op!r} in {part!r}; known: {sorted(bench.OPS)}")
         try:
-            dtype = np.dtype(name)
-        except TypeError:
-            dtype = None
-        if dtype is None or dtype not in held:  # (dtype("float64") == None: a check for None first)
-            raise ValueError(f"--kinds: {part!r} needs op:dtype with one of {', '.join(d.name for d in held)}")
+            dtype = dtypes.check_dtype(name, "--kinds")
+        except TypeError as err:
+            raise ValueError(str(err)) from None
+        if dtype.name == "bfloat16":
+            raise ValueError(f"--kinds: {part!r}: the sweep reads CuPy arrays, which hold no bfloat16")
         kinds.append((op, dtype.name))
     return kinds
 
