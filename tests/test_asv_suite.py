@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ops import bench, sweep, timing
+from ops.bench import cases, peers, sweep, timing
 
 ROOT = Path(__file__).resolve().parent.parent
 SUITE = ROOT / "asv_benches" / "benchmarks" / "reductions.py"
@@ -30,11 +30,11 @@ def test_config_is_an_existing_environment_suite():
 
 
 def test_parameters_are_well_formed(suite):
-    public = {c.name for c in bench.load_cases()}
+    public = {c.name for c in cases.load_cases()}
     assert set(suite.CASES) == public
     assert set(suite.HEADLINE_CASES) <= public and set(suite.SMALL_CASES) <= public
     groups = [set(suite.OPS), set(suite.STATE_OPS), set(suite.FAMILY_OPS)]
-    assert set.union(*groups) == set(bench.OPS) and sum(map(len, groups)) == len(bench.OPS)
+    assert set.union(*groups) == set(peers.OPS) and sum(map(len, groups)) == len(peers.OPS)
     assert set(suite.WIDTHS) <= set(sweep.WIDTHS) and len(suite.WIDTH_KINDS) == len(sweep.KINDS)
     classes = [suite.PublicCases, suite.PercentOfCeiling, suite.OpsByDtype, suite.SmallEndToEnd, suite.Widths,
                suite.StateOps, suite.FamilyOps, suite.Rosenbrock]

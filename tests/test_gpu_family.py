@@ -274,7 +274,7 @@ def test_precise_sums_on_every_path(dtype, shape, axes):
 
 
 def test_precise_sums_are_correctly_rounded_on_the_gpu():
-    from ops.accuracy import accuracy_cases, correctly_rounded, ulps
+    from ops.bench.accuracy import accuracy_cases, correctly_rounded, ulps
 
     for name, (x, axis) in accuracy_cases(1 << 20).items():
         got = cp.asnumpy(ops.reduce_sum(cp.asarray(x), axis=axis, precise=True))

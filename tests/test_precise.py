@@ -8,7 +8,7 @@ import pytest
 
 import ops
 from helpers import DTYPES
-from ops.accuracy import accuracy_cases, correctly_rounded, ulps
+from ops.bench.accuracy import accuracy_cases, correctly_rounded, ulps
 
 
 @pytest.mark.parametrize("name", sorted(accuracy_cases()))

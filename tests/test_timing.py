@@ -2,7 +2,7 @@
 then timed in interleaved rounds, each for its share of the calls; slow ones twice a round."""
 from __future__ import annotations
 
-from ops import timing
+from ops.bench import timing
 
 
 def test_functions_are_timed_in_turns_and_slow_ones_sparingly():

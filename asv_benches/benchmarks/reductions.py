@@ -1,15 +1,15 @@
 """The airspeed-velocity suite: this project's reductions next to cupy.sum and torch.sum on the
-public cases (ops/bench_cases.json), and the read ceiling, commit by commit.
+public cases (ops/bench/bench_cases.json), and the read ceiling, commit by commit.
 
 Asynchronous launches make asv's own wall-clock timer meaningless for GPU work, so the `track_`
-benchmarks report the median of CUDA-event timings from `ops.timing` (the code `python -m
+benchmarks report the median of CUDA-event timings from `ops.bench.timing` (the code `python -m
 ops.bench` uses). Each class measures all its parameters once, in `setup_cache` (one process, one
 CUDA context, one ceiling measurement), and the tracks read the numbers back. Without a GPU the
 cache is empty and every setup raises NotImplementedError: asv skips the suite.
 """
-from ops import bench, sweep, timing
+from ops.bench import cases, peers, rosenbrock, sweep, timing
 
-_CASES = {c.name: c for c in bench.load_cases()}
+_CASES = {c.name: c for c in cases.load_cases()}
 CASES = list(_CASES)
 SMALL_CASES = [n for n in CASES if n.startswith(("small_", "tiny_"))]
 #: The cases of the history chart in the README: the simplest and the hardest layout.
@@ -39,9 +39,9 @@ OP_DTYPES = [f"{op}-{dt}" for op in OPS for dt in DTYPES if applies(op, dt)]
 def _call(impl: str, op: str, x, axes):
     """A zero-argument call of `impl` reducing `x`, or None where that peer is missing."""
     if impl == "kps":
-        fn = bench.OPS[op][0]
+        fn = peers.OPS[op][0]
         return lambda: fn(x, axis=axes)
-    return bench.peer_calls(op, x, axes).get(impl)
+    return peers.peer_calls(op, x, axes).get(impl)
 
 
 def _measure(runs):
@@ -53,7 +53,7 @@ def _measure(runs):
     out = {"ceiling": timing.read_ceiling_gbps()}
     for case, dtype, ops, impls in runs:
         c = _CASES[case]
-        x = bench.make_input(c.shape, dtype, cupy)
+        x = cases.make_input(c.shape, dtype, cupy)
         for op in ops:
             for impl in impls:
                 fn = _call(impl, op, x, c.axes)
@@ -191,7 +191,7 @@ class Rosenbrock(_Tracked):
     def setup_cache(self):
         if not timing.gpu_available():
             return None
-        row = bench.run_rosenbrock(timing.read_ceiling_gbps())
+        row = rosenbrock.run_rosenbrock(timing.read_ceiling_gbps())
         return {impl: row["MB"] * 1e3 / row[f"{name}_us"]
                 for impl, name in (("kps", "ours"), ("cupy", "cupy"), ("torch", "torch")) if f"{name}_us" in row}
 
@@ -239,7 +239,7 @@ def warm(job) -> None:
 
     case, dtype, ops = job
     c = _CASES[case]
-    x = bench.make_input(c.shape, dtype, cupy)
+    x = cases.make_input(c.shape, dtype, cupy)
     for op in ops:
         _call("kps", op, x, c.axes)()
     cupy.cuda.Device().synchronize()
@@ -270,12 +270,12 @@ class SmallEndToEnd:
     def setup(self, case, impl):
         if not timing.gpu_available():
             raise NotImplementedError("no GPU")
-        if impl == "torch" and bench._torch() is None:
+        if impl == "torch" and peers.cuda_torch() is None:
             raise NotImplementedError("torch is not installed")
         import cupy
 
         c = _CASES[case]
-        self.x = bench.make_input(c.shape, c.dtype, cupy)
+        self.x = cases.make_input(c.shape, c.dtype, cupy)
         self.fn = _call(impl, "sum", self.x, c.axes)
         self.sync = cupy.cuda.get_current_stream().synchronize
         self.fn()

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from . import interop
+from ops import interop
 
 
 def accuracy_cases(n: int = 1 << 16, seed: int = 0):

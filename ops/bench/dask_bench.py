@@ -114,7 +114,7 @@ def run(worker_counts: List[int], total_bytes: int, block_bytes: int, gpu: bool,
 
 def in_memory(block_bytes: int) -> Dict[str, float]:
     """GB/s of each reduction of this project on one in-memory CuPy block of `block_bytes`, one GPU
-    (CUDA events, median: ops/timing.py), the figure a GPU's share of the dask run is set beside."""
+    (CUDA events, median: timing.py), the figure a GPU's share of the dask run is set beside."""
     import cupy
 
     from . import timing

@@ -20,7 +20,9 @@ import numpy as np
 
 from kps import dtypes
 
-from . import bench, timing
+from . import timing
+from .cases import make_input, time_against_peers
+from .peers import OPS, check_result
 
 #: Every width from 1 to 64, then odd ones (and 2^k - 1) up to about 10,000.
 WIDTHS = list(range(1, 65)) + [65, 99, 127, 255, 257, 511, 1001, 1023, 2047, 4095, 9999]
@@ -77,8 +79,8 @@ def parse_kinds(text: str) -> List[Tuple[str, str]]:
     kinds = []
     for part in text.split(","):
         op, _, name = part.strip().partition(":")
-        if op not in bench.OPS:
-            raise ValueError(f"--kinds: unknown op {op!r} in {part!r}; known: {sorted(bench.OPS)}")
+        if op not in OPS:
+            raise ValueError(f"--kinds: unknown op {op!r} in {part!r}; known: {sorted(OPS)}")
         try:
             dtype = dtypes.check_dtype(name, "--kinds")
         except TypeError as err:
@@ -93,12 +95,12 @@ def measure(op: str, dtype: str, shape, axes, ceiling: float, repeat: int = 30) 
     """One case: this project and the peers, GB/s and the check."""
     import cupy
 
-    x = bench.make_input(shape, np.dtype(dtype), cupy)
+    x = make_input(shape, np.dtype(dtype), cupy)
     n_out = math.prod(n for i, n in enumerate(shape) if i not in axes)
     nbytes = (x.size + n_out) * x.itemsize
     row = {"op": op, "dtype": dtype, "shape": list(shape), "axes": list(axes), "MB": nbytes / 1e6}
-    row["ok"] = bench.check_result(bench.OPS[op][0](x, axis=axes), x, op, axes, on_gpu=True)
-    bench.time_against_peers(row, op, x, axes, nbytes, ceiling, repeat, slow_ms=SLOW_CALL_MS)
+    row["ok"] = check_result(OPS[op][0](x, axis=axes), x, op, axes, on_gpu=True)
+    time_against_peers(row, op, x, axes, nbytes, ceiling, repeat, slow_ms=SLOW_CALL_MS)
     for name in ("ours", "torch", "cupy"):
         if f"{name}_us" in row:
             row[f"{name}_GBps"] = nbytes / row[f"{name}_us"] / 1e3
@@ -187,7 +189,7 @@ def _warm(case) -> None:
     import cupy
 
     op, dtype, shape, axes = case
-    bench.OPS[op][0](cupy.empty(shape, dtype=dtype), axis=axes)
+    OPS[op][0](cupy.empty(shape, dtype=dtype), axis=axes)
     cupy.cuda.Device().synchronize()
 
 
