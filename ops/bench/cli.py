@@ -43,11 +43,13 @@ def _parse(argv):
     p.add_argument("--accuracy", action="store_true",
                    help="the sums' accuracy table: plain and precise=True against torch and CuPy (relative error, ulps)")
     p.add_argument("--dask", action="store_true",
-                   help="dask arrays bigger than one GPU's memory, generated block by block, on 1 and on every GPU "
+                   help="dask arrays bigger than the GPUs' memory, generated block by block, on 1, 2 and 4 GPUs "
                         "(dask-cuda's LocalCUDACluster), against dask's own reductions (without a GPU: NumPy blocks "
                         "on CPU worker processes, scaled down)")
-    p.add_argument("--dask-gb", type=float, help="--dask: the array's size in GB (default: 2x one GPU's memory; "
-                                                 "1 GB without a GPU)")
+    p.add_argument("--dask-gb", type=float, help="--dask: the array's size in GB (default: twice the memory of "
+                                                 "all the GPUs of the largest row; 1 GB without a GPU)")
+    p.add_argument("--dask-block-gb", type=float, help="--dask: a block's size in GiB (default: about an eighth of one "
+                                                       "GPU's memory, a power of two; 1/16 without a GPU)")
     p.add_argument("--graph", action="store_true",
                    help="the small cases as direct calls and replayed from CUDA graphs (per reduction), against "
                         "torch.sum captured the same way")
@@ -65,23 +67,26 @@ def main_dask(args) -> int:
     if gpu:
         import cupy
 
-        gpus = cupy.cuda.runtime.getDeviceCount()
-        total = int((args.dask_gb or 2 * cupy.cuda.Device(0).mem_info[1] / 1e9) * 1e9)
-        counts, block = sorted({1, gpus}), 1 << 30
-        print(f"GPU: dask arrays of {total / 1e9:.0f} GB in 1 GB blocks on {counts} GPU(s)", flush=True)
+        devices, device_bytes = cupy.cuda.runtime.getDeviceCount(), cupy.cuda.Device(0).mem_info[1]
+        p = dask_bench.plan(devices, device_bytes, args.dask_gb, args.dask_block_gb)
+        print(f"GPU: dask arrays of {p.describe('GPU')}", flush=True)
     else:
-        total, counts, block = int((args.dask_gb or 1) * 1e9), [1, 2], 64 << 20
-        print(f"no GPU: NumPy blocks on CPU worker processes, {total / 1e9:.1f} GB in 64 MB blocks", flush=True)
-    rows = dask_bench.run(counts, total, block, gpu, repeat=2)  # the first run warms the workers up
+        total = args.dask_gb or 1
+        p = dask_bench.plan(2, 0, total, args.dask_block_gb or min(1 / 16, total / 4))
+        print(f"no GPU: NumPy blocks on CPU worker processes, {p.describe('worker')}", flush=True)
+    rows = dask_bench.run(p, gpu, repeat=2)  # the first run warms the workers up
+    alone = dask_bench.in_memory(p.block_bytes) if gpu else None
+    dask_bench.derive(rows, alone)
     print(dask_bench.table(rows, gpu))
-    if gpu:
-        alone = dask_bench.in_memory(block)
-        print("one in-memory 1 GB block on one GPU: " + ", ".join(f"{k} {v:.0f} GB/s" for k, v in alone.items()))
+    if alone:
+        print(f"one in-memory block of {p.block_bytes / 2**30:g} GiB on one GPU: "
+              + ", ".join(f"{k} {v:.0f} GB/s" for k, v in alone.items()))
     faster = sum(o["s"] <= t["s"] for o, t in zip(rows[::2], rows[1::2]))
     print(f"summary: {faster}/{len(rows) // 2} reductions at or faster than dask's own; "
           f"{sum(not r['ok'] for r in rows[::2])} wrong results")
     if args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=1))
+        Path(args.json).write_text(json.dumps({"plan": vars(p) | {"blocks": p.blocks}, "in_memory_GBps": alone,
+                                               "rows": rows}, indent=1))
     return 0 if all(r["ok"] for r in rows) else 1
 
 

@@ -1,15 +1,27 @@
-"""`python -m ops.bench --dask`: this project's reductions of a dask array bigger than one GPU's memory,
-generated block by block on the workers (never whole), on 1 and on N GPUs (dask-cuda's
+"""`python -m ops.bench --dask`: this project's reductions of a dask array bigger than the GPUs'
+memory, generated block by block on the workers (never whole), on 1, 2 and 4 GPUs (dask-cuda's
 LocalCUDACluster: one worker per GPU), against dask's own reductions of the same CuPy blocks in the
 same run. Without a GPU: NumPy blocks on a LocalCluster of CPU worker processes, scaled down, and
-it says so. Time is the wall clock of `.compute()`, generation included (it is the same for both);
-GB/s per GPU = the array's bytes / time / workers. The same graph with each block cut to one
-element instead of reduced is timed too (generation and dask's own work alone): the reduction's own
-GB/s per GPU is the bytes over the time beyond it, to set beside one GPU's in-memory figure."""
+it says so.
+
+Time is the wall clock of `.compute()`, generation included (the same for both); GB/s per GPU =
+the array's bytes / time / GPUs. The same reduction of each block cut to one element is timed too
+(`gen s`: generation, scheduling and the merge, next to no reduction): the reduction's own ("net")
+GB/s per GPU is the bytes over the time beyond it, set beside one GPU's figure on one in-memory
+block of the same size.
+
+Sizing (`plan`): blocks of about an eighth of one GPU's memory (a power of two of GB: 8 GB on an
+80 GB card, 16 GB on a 141 GB one), since each task costs the scheduler and the worker a few ms
+whatever its size (1 GB blocks: 2.15 s for 300 GB on one H200, 16 GB blocks: 0.45 s); a number of
+blocks that every GPU count of the run divides, so no GPU waits on another's last block; and an
+array of twice the memory of all the GPUs of the largest row, so it never fits on them.
+"""
 from __future__ import annotations
 
 import time
-from typing import Callable, Dict, List
+import math
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -85,31 +97,58 @@ def _cluster(workers: int, gpu: bool):
     return distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
 
 
-def run(worker_counts: List[int], total_bytes: int, block_bytes: int, gpu: bool, repeat: int = 1) -> List[dict]:
-    """One row per (workers, reduction, implementation): the best of `repeat` wall times and the
-    GB/s per worker; the two implementations' results are checked against each other."""
+@dataclass(frozen=True)
+class Plan:
+    """What one --dask run reduces: the GPU (worker) counts of its rows, the array's and a block's bytes."""
+    worker_counts: Tuple[int, ...]
+    total_bytes: int
+    block_bytes: int
+
+    @property
+    def blocks(self) -> int:
+        return self.total_bytes // self.block_bytes
+
+    def describe(self, unit: str) -> str:
+        return (f"{self.total_bytes / 1e9:.3g} GB in {self.blocks} blocks of {self.block_bytes / 2**30:g} GiB "
+                f"on {', '.join(map(str, self.worker_counts))} {unit}(s)")
+
+
+def plan(devices: int, device_bytes: int, total_gb: Optional[float] = None, block_gb: Optional[float] = None) -> Plan:
+    """The sizes of a run on `devices` GPUs of `device_bytes` each (see the module's docstring);
+    `total_gb` / `block_gb` override the array's and the block's size."""
+    counts = tuple(n for n in (1, 2, 4) if n <= devices) + ((devices,) if devices > 4 else ())
+    block = int(block_gb * 2**30) if block_gb else max(1 << 30, 1 << (device_bytes // 8).bit_length() - 1)
+    block -= block % (4 * COLUMNS)  # whole rows
+    total = int(total_gb * 1e9) if total_gb else 2 * device_bytes * counts[-1]
+    every = math.lcm(*counts)
+    blocks = max(every, round(total / block / every) * every)
+    return Plan(counts, blocks * block, block)
+
+
+def run(p: Plan, gpu: bool, repeat: int = 2) -> List[dict]:
+    """One row per (GPUs, reduction, implementation): the best of `repeat` wall times; the two
+    implementations' results are checked against each other."""
     import distributed
 
     rows = []
-    for workers in worker_counts:
+    for workers in p.worker_counts:
         with _cluster(workers, gpu) as cluster, distributed.Client(cluster):
-            d = array(total_bytes, block_bytes, gpu)
-            nbytes = d.nbytes
+            d = array(p.total_bytes, p.block_bytes, gpu)
             corners = d.map_blocks(_corner, chunks=((1,) * d.numblocks[0], (1,) * d.numblocks[1]))
-            generation = min(_time(lambda: corners.compute()) for _ in range(repeat))
             for name, (ours, theirs) in REDUCTIONS.items():
+                generation = min(_time(lambda: ours(corners).compute()) for _ in range(repeat))
                 results = {}
                 for impl, fn in (("ours", ours), ("dask", theirs)):
                     seconds = min(_time(lambda: results.__setitem__(impl, fn(d).compute())) for _ in range(repeat))
-                    beyond = seconds - generation
-                    rows.append({"workers": workers, "op": name, "impl": impl, "s": seconds,
-                                 "GBps_per_worker": nbytes / seconds / 1e9 / workers, "GB": nbytes / 1e9,
-                                 "generation_s": generation,
-                                 "reduction_GBps_per_worker": nbytes / beyond / 1e9 / workers if beyond > 0 else None})
-                got, expect = (np.asarray(to_numpy(results[k]), dtype=np.float64) for k in ("ours", "dask"))
-                ok = np.allclose(got, expect, rtol=1e-4, atol=1e-3 * np.sqrt(nbytes / 4 / max(1, got.size)))
-                rows[-1]["ok"] = rows[-2]["ok"] = bool(ok)
+                    rows.append({"workers": workers, "op": name, "impl": impl, "s": seconds, "GB": d.nbytes / 1e9,
+                                 "generation_s": generation})
+                rows[-1]["ok"] = rows[-2]["ok"] = _agree(results["ours"], results["dask"], d.nbytes)
     return rows
+
+
+def _agree(ours, theirs, nbytes: int) -> bool:
+    got, expect = (np.asarray(to_numpy(r), dtype=np.float64) for r in (ours, theirs))
+    return bool(np.allclose(got, expect, rtol=1e-4, atol=1e-3 * np.sqrt(nbytes / 4 / max(1, got.size))))
 
 
 def in_memory(block_bytes: int) -> Dict[str, float]:
@@ -123,16 +162,34 @@ def in_memory(block_bytes: int) -> Dict[str, float]:
     return {name: x.nbytes / timing.median_us(lambda: ours(x)) / 1e3 for name, (ours, _) in REDUCTIONS.items()}
 
 
+def derive(rows: List[dict], alone: Optional[Dict[str, float]] = None) -> None:
+    """Add the per-GPU figures to each row: GB/s per GPU, the scaling over the same op and
+    implementation on one GPU, the net GB/s per GPU beyond `gen s`, and that in % of `alone` (GB/s
+    of each op on one in-memory block)."""
+    one = {(r["op"], r["impl"]): r["s"] for r in rows if r["workers"] == 1}
+    for r in rows:
+        w, beyond = r["workers"], r["s"] - r["generation_s"]
+        r["GBps_per_worker"] = r["GB"] / r["s"] / w
+        r["scaling"] = one[(r["op"], r["impl"])] / r["s"] if (r["op"], r["impl"]) in one else None
+        r["net_GBps_per_worker"] = r["GB"] / beyond / w if beyond > 0 else None
+        if alone and r["net_GBps_per_worker"]:
+            r["net_pct_of_alone"] = 100 * r["net_GBps_per_worker"] / alone[r["op"]]
+
+
+def _fmt(value, spec: str, width: int, suffix: str = "") -> str:
+    """`value` right-aligned in `width` + len(suffix) columns, or a dash where there is none."""
+    return f"{value:>{width}{spec}}{suffix}" if value is not None else f"{'-':>{width + len(suffix)}}"
+
+
 def table(rows: List[dict], gpu: bool) -> str:
     unit = "GPU" if gpu else "worker"
-    lines = [f"{'workers':>7}  {'op':<11}{'ours s':>9}{'dask s':>9}{f'ours GB/s/{unit}':>18}{f'dask GB/s/{unit}':>18}"
-             f"{'vs dask':>9}{'gen s':>8}{'ours net GB/s':>15}{'dask net':>10}  ok"]
+    lines = [f"{unit + 's':>7}  {'op':<11}{'ours s':>8}{'dask s':>8}{'scaling':>9}{'vs dask':>9}{f'GB/s/{unit}':>12}"
+             f"{'gen s':>8}{f'net GB/s/{unit}':>16}{'% alone':>9}  ok"]
     for ours, theirs in zip(rows[::2], rows[1::2]):
-        net = [f"{r['reduction_GBps_per_worker']:.0f}" if r["reduction_GBps_per_worker"] else "-" for r in (ours, theirs)]
-        lines.append(f"{ours['workers']:>7}  {ours['op']:<11}{ours['s']:>9.3f}{theirs['s']:>9.3f}"
-                     f"{ours['GBps_per_worker']:>18.1f}{theirs['GBps_per_worker']:>18.1f}"
-                     f"{theirs['s'] / ours['s']:>8.2f}x{ours['generation_s']:>8.3f}{net[0]:>15}{net[1]:>10}"
-                     f"  {'yes' if ours['ok'] else 'NO'}")
-    lines.append(f"(gen s: the same graph with each block cut to one element, not reduced; net GB/s per {unit}: "
-                 "the bytes over the time beyond it)")
+        lines.append(f"{ours['workers']:>7}  {ours['op']:<11}{ours['s']:>8.3f}{theirs['s']:>8.3f}"
+                     f"{_fmt(ours['scaling'], '.2f', 8, 'x')}{theirs['s'] / ours['s']:>8.2f}x{ours['GBps_per_worker']:>12.4g}"
+                     f"{ours['generation_s']:>8.3f}{_fmt(ours['net_GBps_per_worker'], '.4g', 16)}"
+                     f"{_fmt(ours.get('net_pct_of_alone'), '.0f', 8, '%')}  {'yes' if ours['ok'] else 'NO'}")
+    lines.append(f"(scaling: one {unit}'s time over this one's; gen s: the same reduction of each block cut to one "
+                 f"element; net GB/s per {unit}: the bytes over the time beyond it; % alone: of one in-memory block's)")
     return "\n".join(lines)
