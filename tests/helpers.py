@@ -2,12 +2,21 @@
 from __future__ import annotations
 
 import math
+import os
 import warnings
 
 import numpy as np
 
 import kps
 import ops
+
+def examples(full: int) -> int:
+    """A hypothesis test's example count: `full` in the exhaustive tier, at most the fast profile's
+    in the fast tier (tests/conftest.py sets the tier before test modules import)."""
+    from conftest import FAST_EXAMPLES
+
+    return full if os.environ.get("KPS_TEST_TIER", "fast") != "fast" else min(full, FAST_EXAMPLES)
+
 
 #: op name -> (our function, NumPy's function)
 OPS = {

@@ -1,8 +1,11 @@
 """NVRTC compile of every kernel x functor x dtype specialisation for sm_90, on the CPU.
 
 NVRTC needs no GPU (the pip package nvidia-cuda-nvrtc provides it), so CI proves every template
-instantiation the planner can pick compiles. Programs compile in parallel processes and land in
-the disk cache (KPS_CACHE_DIR), so a rerun on the same machine is quick.
+instantiation the planner can pick compiles. Programs compile in parallel processes, in NVRTC's
+fast-compile mode (the proof is that they compile: `kps.compile_program(..., optimise=False)`), and
+land in the disk cache (KPS_CACHE_DIR), keyed by their content, so a rerun on the same machine
+compiles nothing. The fast tier compiles every kernel variant once for a scalar, a state, an index,
+1-byte words and several inputs; the exhaustive tier every reduction x transform x dtype.
 """
 from __future__ import annotations
 
@@ -120,7 +123,7 @@ def _compile_functors(f: kps.Functors) -> int:
     """Compile every kernel the variants plan for `f`; how many."""
     count = 0
     for functors, names in _names(f).items():
-        kps.compile_program(source.program(functors), sorted(names), "sm_90", [source.INCLUDE_DIR])
+        kps.compile_program(source.program(functors), sorted(names), "sm_90", [source.INCLUDE_DIR], optimise=False)
         count += len(names)
     return count
 
@@ -131,22 +134,45 @@ def _compile(args):
     return _compile_functors(kps.resolve(op, kps.TRANSFORMS[tr_i], ep, np.dtype(dt_name)))
 
 
+def _compile_in_parallel(fn, jobs) -> list:
+    with ProcessPoolExecutor(max(1, min(len(jobs), os.cpu_count() or 1))) as pool:
+        return list(pool.map(fn, jobs))
+
+
+#: One program of each kind the kernels are instantiated for: a scalar sum, a struct state with the
+#: element's index, a 1-byte `any` (words, word columns), several inputs.
+REGIMES = [(kps.ADD, kps.IDENTITY, kps.NONE, ("float32",)), (kps.ARGMAX, kps.IDENTITY, kps.INDEX, ("float32",)),
+           (kps.LOGICAL_OR, kps.IDENTITY, kps.NONE, ("bool",)), (kps.ADD, ROSENBROCK, kps.NONE, ("float32", "float32"))]
+
+
+def _compile_regime(i):
+    op, transform, epilogue, dts = REGIMES[i]
+    dtypes = tuple(np.dtype(d) for d in dts)
+    return _compile_functors(kps.resolve(op, transform, epilogue, dtypes if len(dtypes) > 1 else dtypes[0]))
+
+
+def test_every_kernel_regime_compiles_for_sm_90():
+    """The fast tier's compile: every kernel variant the planner picks (VARIANTS, the launcher's
+    lighter tiles, words), once for each kind of functor."""
+    counts = _compile_in_parallel(_compile_regime, list(range(len(REGIMES))))
+    assert min(counts) >= 4
+
+
+@pytest.mark.exhaustive
 def test_every_specialisation_compiles_for_sm_90():
     jobs = list(itertools.product(range(len(SPECS)), range(len(kps.TRANSFORMS)), [d.name for d in kps.SUPPORTED]))
-    workers = max(1, min(len(jobs), os.cpu_count() or 1))
-    with ProcessPoolExecutor(workers) as pool:
-        counts = list(pool.map(_compile, jobs))
+    counts = _compile_in_parallel(_compile, jobs)
     print(f"\ncompiled {sum(counts)} kernel specialisations in {len(jobs)} programs "
           f"({len(SPECS)} reductions x {len(kps.TRANSFORMS)} transforms x {len(kps.SUPPORTED)} dtypes) for sm_90")
     assert len(counts) == len(jobs) and min(counts) >= 4
 
 
+@pytest.mark.exhaustive
 def test_every_state_specialisation_compiles_for_sm_90():
     """Struct accumulators through every kernel variant: shuffles, shared memory, split partials, and
     the element's index on every path (arg-reductions)."""
     jobs = [(-i - 1, 0, d.name) for i in range(len(STATE_SPECS)) for d in kps.SUPPORTED]
-    with ProcessPoolExecutor(max(1, min(len(jobs), os.cpu_count() or 1))) as pool:
-        counts = list(pool.map(_compile, jobs))
+    counts = _compile_in_parallel(_compile, jobs)
     assert len(counts) == len(jobs) and min(counts) >= 4
 
 
@@ -166,9 +192,9 @@ def _compile_multi(i):
     return _compile_functors(kps.resolve(op, transform, epilogue, tuple(np.dtype(d) for d in dts)))
 
 
+@pytest.mark.exhaustive
 def test_every_multi_input_specialisation_compiles_for_sm_90():
-    with ProcessPoolExecutor(max(1, min(len(MULTI_SPECS), os.cpu_count() or 1))) as pool:
-        counts = list(pool.map(_compile_multi, range(len(MULTI_SPECS))))
+    counts = _compile_in_parallel(_compile_multi, list(range(len(MULTI_SPECS))))
     assert min(counts) >= 3
 
 
@@ -194,10 +220,10 @@ def _compile_family(args):
     return _compile_functors(kps.resolve(op, transform, epilogue, np.dtype(dt_name), requested))
 
 
+@pytest.mark.exhaustive
 def test_every_family_specialisation_compiles_for_sm_90():
     jobs = [(i, d.name) for i in range(len(FAMILY_SPECS)) for d in kps.SUPPORTED]
-    with ProcessPoolExecutor(max(1, min(len(jobs), os.cpu_count() or 1))) as pool:
-        counts = list(pool.map(_compile_family, jobs))
+    counts = _compile_in_parallel(_compile_family, jobs)
     assert len(counts) == len(jobs) and min(counts) >= 4
 
 
@@ -214,16 +240,16 @@ def _compile_raw(args):
     return _compile_functors(raw.functors(kps.resolve(op, kps.IDENTITY, epilogue, np.dtype(dt_name))))
 
 
+@pytest.mark.exhaustive
 def test_every_raw_state_specialisation_compiles_for_sm_90():
     jobs = [(i, d) for i in range(len(RAW_SPECS)) for d in RAW_DTYPES]
-    with ProcessPoolExecutor(max(1, min(len(jobs), os.cpu_count() or 1))) as pool:
-        counts = list(pool.map(_compile_raw, jobs))
+    counts = _compile_in_parallel(_compile_raw, jobs)
     assert len(counts) == len(jobs) and min(counts) >= 4
 
 
 def test_the_look_kernels_compile_for_sm_90():
     """kernels/look.py's kernel, one per result width."""
-    prog = kps.compile_program(look.SOURCE, list(look.NAMES.values()), "sm_90", [source.INCLUDE_DIR])
+    prog = kps.compile_program(look.SOURCE, list(look.NAMES.values()), "sm_90", [source.INCLUDE_DIR], optimise=False)
     assert sorted(prog.lowered) == sorted(look.NAMES.values()) and prog.cubin
 
 
@@ -232,5 +258,6 @@ def test_compile_error_names_the_functor_line():
     f = kps.resolve(kps.ADD, bad, kps.NONE, np.float32)
     cfg = config.plan((64, 64), (64, 1), (1,), (1,), 4, 4, 132)
     with pytest.raises(kps.CompileError) as err:
-        kps.compile_program(source.program(f), [source.kernel_name(cfg, f)], "sm_90", [source.INCLUDE_DIR])
+        kps.compile_program(source.program(f), [source.kernel_name(cfg, f)], "sm_90", [source.INCLUDE_DIR],
+                            optimise=False)
     assert "x +* 2" in str(err.value) and "error" in str(err.value)

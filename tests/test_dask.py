@@ -12,6 +12,7 @@ from hypothesis import given, settings, strategies as st
 
 import kps
 import ops
+from helpers import examples
 
 da = pytest.importorskip("dask.array")
 
@@ -154,7 +155,7 @@ def test_user_functors_need_no_extra_code(axis):
          np.sqrt(np.mean(X * X, axis=axis)))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(data=st.data())
 def test_any_blocking_gives_the_same_answer(data):
     shape = data.draw(st.lists(st.integers(1, 9), min_size=1, max_size=3), label="shape")

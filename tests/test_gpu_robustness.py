@@ -17,7 +17,7 @@ from hypothesis.extra import numpy as hnp
 
 import kps
 import ops
-from helpers import OPS, check, check_or_raises, data
+from helpers import OPS, check, check_or_raises, data, examples
 
 pytestmark = pytest.mark.gpu
 cp = pytest.importorskip("cupy")
@@ -333,7 +333,7 @@ def _view(a, layout):
     return a[(slice(None, None, -1),) * a.ndim]
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(case=gpu_cases(), seed=st.integers(0, 2**16))
 def test_fuzz_against_numpy(case, seed):
     dtype, shape, op, layout, axis, keepdims = case
