@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 ROOT = Path(__file__).resolve().parent.parent
-#: The share of the read ceiling the project aims for (as ops/sweep.py's TARGET).
+#: The share of the read ceiling the project aims for (as ops/bench/sweep.py's TARGET).
 TARGET_PCT = 85.0
 
 REPRODUCE = """\

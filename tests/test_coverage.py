@@ -31,6 +31,11 @@ SMALL = SimpleNamespace(BLOCK_THREADS=64, MAX_COL_SHARED_BYTES=8192, BLOCKS_PER_
                         SHIFTED_WORD_COLUMNS_MIN=64, SPLIT_ONE_LEVEL_ROUNDS=1, SPLIT_COUNTERS=65536)
 
 
+def tiered(values, fast):
+    """`values` as parameters, those not in `fast` in the exhaustive tier only (tests/conftest.py)."""
+    return [v if v in fast else pytest.param(v, marks=pytest.mark.exhaustive) for v in values]
+
+
 def _offsets(shape, strides):
     return Counter(sum(i * s for i, s in zip(idx, strides)) for idx in itertools.product(*map(range, shape)))
 
@@ -132,7 +137,7 @@ CASES = [
 
 
 @pytest.mark.parametrize("shape,axes,itemsize", CASES)
-@pytest.mark.parametrize("layout", ["c", "transposed", "stepped"])
+@pytest.mark.parametrize("layout", tiered(["c", "transposed", "stepped"], fast=["c"]))
 def test_coverage_cases(shape, axes, itemsize, layout):
     base = np.empty([n * 2 for n in shape], dtype=f"u{itemsize}")
     view = base[tuple(slice(0, n) for n in shape)] if layout == "stepped" else np.empty(shape, f"u{itemsize}")
@@ -144,7 +149,8 @@ def test_coverage_cases(shape, axes, itemsize, layout):
             assert cfg.num_out == math.prod(n for i, n in enumerate(shape) if i not in axes)
 
 
-@pytest.mark.parametrize("shape", [(16, 5000), (64, 3001), (3, 70001), (200, 1030), (2, 9, 4099)])
+@pytest.mark.parametrize("shape", tiered([(16, 5000), (64, 3001), (3, 70001), (200, 1030), (2, 9, 4099)],
+                                         fast=[(64, 3001), (2, 9, 4099)]))
 def test_columns_of_few_rows_read_every_element_once(shape):
     """Columns of few reduced rows widen the row of threads (COL_ROW_STEPS): each element still
     read (a state's lifted with its index) once, tails included; a scalar's row as wide as a state's."""
@@ -172,7 +178,7 @@ RAGGED_CASES = [((999, 17), (0,)), ((300, 21), (0,)), ((5, 40, 23), (1,)), ((64,
 
 
 @pytest.mark.parametrize("shape,axes", RAGGED_CASES)
-@pytest.mark.parametrize("itemsize", [1, 2, 4])
+@pytest.mark.parametrize("itemsize", tiered([1, 2, 4], fast=[2]))
 def test_ragged_column_lanes_read_every_element_once(shape, axes, itemsize):
     view = np.empty(shape, f"u{itemsize}")
     ragged = set()
@@ -244,7 +250,7 @@ def check_words_coverage(view: np.ndarray, axes, sm_count: int, misalign: int, t
     return cfg
 
 
-@pytest.mark.parametrize("width", [2, 3, 5, 6, 7, 10, 17, 33, 65, 129, 255, 510, 257, 513])
+@pytest.mark.parametrize("width", tiered([2, 3, 5, 6, 7, 10, 17, 33, 65, 129, 255, 510, 257, 513], fast=[3, 33, 257, 513]))
 def test_odd_word_columns_read_every_byte_once(width):
     """Bool columns that are no whole words, staged and folded as words by residue: every byte read
     once, where it lies, by the residue whose bytes end up in its column (the replay checks each),
@@ -262,14 +268,16 @@ def test_odd_word_columns_read_every_byte_once(width):
     assert bool(seen) == (width != 513), (width, seen)
 
 
-@pytest.mark.parametrize("width", [65, 67, 257, 1025, 1026, 1027, 4095, 9999])
+@pytest.mark.parametrize("width", tiered([65, 67, 257, 1025, 1026, 1027, 4095, 9999], fast=[67, 1027]))
 def test_shifted_word_columns_read_every_byte_once(width):
     """Bool columns off the word grid read four a word from the aligned words around them
     (ReduceOuter's ShiftedWords): every byte read once, in its own row, from at most the two words
     that hold its word; every column written once, the last word of a row byte by byte; at every
     start in a word, rows flipped (an offset to the last row), a batch of them, split or not."""
     seen = set()
-    for rows in (7, 301):
+    # (rows of a wide column fewer, about as many bytes a view as 301 rows of 1027: the same index
+    # arithmetic, splits and tails, for a tenth of the replay at 9999)
+    for rows in (7, max(31, 301 * 1027 // width)):
         base = np.empty((2, rows, width), np.uint8)
         for view, axes in ((base[0], (0,)), (base[0, ::-1], (0,)), (base, (1,)), (base, (0, 1))):
             for sm_count, tuning in ((1, policy), (132, policy), (1, SMALL), (132, SMALL)):
@@ -336,7 +344,7 @@ def test_word_folds_hand_picked(shape, axes, folds):
                 assert (st is not None and (st.word_folds or st.byte_rows > 0)) == folds, cfg
 
 
-@pytest.mark.parametrize("width", [2, 3, 4, 5, 6, 7, 9, 10, 11, 13, 14, 15])
+@pytest.mark.parametrize("width", tiered([2, 3, 4, 5, 6, 7, 9, 10, 11, 13, 14, 15], fast=[3, 13]))
 def test_byte_rows_read_every_byte_once(width):
     """Rows of a 1-byte `any`/`all` 2-16 bytes long, 16 a thread from 16-byte chunks (FoldByteRows):
     every byte read once from the chunks that hold its row, every row written once, for row counts
