@@ -150,7 +150,7 @@ def test_coverage_cases(shape, axes, itemsize, layout):
 
 
 @pytest.mark.parametrize("shape", tiered([(16, 5000), (64, 3001), (3, 70001), (200, 1030), (2, 9, 4099)],
-                                         fast=[(64, 3001), (2, 9, 4099)]))
+                                         fast=[(2, 9, 4099)]))
 def test_columns_of_few_rows_read_every_element_once(shape):
     """Columns of few reduced rows widen the row of threads (COL_ROW_STEPS): each element still
     read (a state's lifted with its index) once, tails included; a scalar's row as wide as a state's."""
@@ -268,7 +268,7 @@ def test_odd_word_columns_read_every_byte_once(width):
     assert bool(seen) == (width != 513), (width, seen)
 
 
-@pytest.mark.parametrize("width", tiered([65, 67, 257, 1025, 1026, 1027, 4095, 9999], fast=[67, 1027]))
+@pytest.mark.parametrize("width", tiered([65, 67, 257, 1025, 1026, 1027, 4095, 9999], fast=[67, 257]))
 def test_shifted_word_columns_read_every_byte_once(width):
     """Bool columns off the word grid read four a word from the aligned words around them
     (ReduceOuter's ShiftedWords): every byte read once, in its own row, from at most the two words
@@ -277,7 +277,7 @@ def test_shifted_word_columns_read_every_byte_once(width):
     seen = set()
     # (rows of a wide column fewer, about as many bytes a view as 301 rows of 1027: the same index
     # arithmetic, splits and tails, for a tenth of the replay at 9999)
-    for rows in (7, max(31, 301 * 1027 // width)):
+    for rows in (7, min(301, max(31, 301 * 1027 // width))):
         base = np.empty((2, rows, width), np.uint8)
         for view, axes in ((base[0], (0,)), (base[0, ::-1], (0,)), (base, (1,)), (base, (0, 1))):
             for sm_count, tuning in ((1, policy), (132, policy), (1, SMALL), (132, SMALL)):
