@@ -98,7 +98,7 @@ def check(reduction: Reduction, args: Args, backend: str, x, in_dtype) -> Call:
         if epilogue.outputs > 1:
             raise TypeError(f"out: epilogue {epilogue.name} gives {epilogue.outputs} results per output; "
                             "out= takes one")
-        check_out(out, backend, x, shape, f.out_dtype, args.out_dtype, op.indexed)
+        check_out(args, backend, x, shape, f.out_dtype, op.indexed)
         f = functors(op, transform, epilogue, in_dtype, requested, dtypes.check_dtype(args.out_dtype, "out"))
     num_red = math.prod(x.shape[a] for a in axes)
     if num_red == 0 and not op.empty_ok:
@@ -134,7 +134,10 @@ def check_inputs(transform, count: int, as_tuple: bool) -> None:
     raise ValueError(f"x: transform {transform.name} reads {transform.inputs} arrays: pass them as a tuple")
 
 
-def check_out(out, backend: str, x, shape, natural: np.dtype, out_dtype: np.dtype, indexed: bool = False):
+def check_out(args: Args, backend: str, x, shape, natural: np.dtype, indexed: bool = False):
+    """`args.out` (holding `args.out_dtype`) for a result of `shape` and of dtype `natural` (an arg-
+    reduction's indices where `indexed`), on `backend`, beside the input `x`."""
+    out, out_dtype = args.out, args.out_dtype
     if backend == "cpu":
         if not isinstance(out, np.ndarray):
             raise TypeError(f"out: expected a numpy.ndarray for a NumPy input, got {type(out).__name__}")
