@@ -15,7 +15,7 @@ import kps
 from kps import cache
 
 from . import build, dispatch, gpu_backend, named
-from .call import Args, Reduction, check_ddof
+from .call import Reduction, check_ddof
 from .gpu_backend import prepared as _prepared, signature as _signature
 from .torch_route import ROUTE
 
@@ -48,7 +48,7 @@ def reduce(x, axis=None, op=kps.ADD, transform=kps.IDENTITY, keepdims=False, dty
         what = _reduction(op, transform, epilogue)
     except TypeError:  # an unhashable (so invalid) descriptor: the checked path says which
         what = Reduction(op, transform, epilogue)
-    args = Args(axis, keepdims, dtype, out)
+    args = (axis, keepdims, dtype, out)
     return dispatch.run_inputs(what, x, args) if isinstance(x, tuple) else dispatch.checked(what, x, args, sig)
 
 

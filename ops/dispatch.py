@@ -32,7 +32,7 @@ def run(reduction: Reduction, table, x, axis, keepdims, dtype, out):
             result = call(x)  # first: what the GPU waits for comes before any bookkeeping
             table.touch(sig)  # mark it used (kps/cache.py)
             return result
-    return checked(reduction, x, Args(axis, keepdims, dtype, out), sig)
+    return checked(reduction, x, (axis, keepdims, dtype, out), sig)
 
 
 def run_looked(reduction: Reduction, table, x, axis, keepdims, dtype, out):
@@ -49,7 +49,7 @@ def run_looked(reduction: Reduction, table, x, axis, keepdims, dtype, out):
             result = call(x)
             table.touch(sig)
             return result if getattr(call, "looks", False) else reduction.look(result)
-    return reduction.look(checked(reduction, x, Args(axis, keepdims, dtype, out), sig))
+    return reduction.look(checked(reduction, x, (axis, keepdims, dtype, out), sig))
 
 
 def checked(reduction: Reduction, x, args: Args, sig):
@@ -58,29 +58,24 @@ def checked(reduction: Reduction, x, args: Args, sig):
     if isinstance(x, np.generic):
         x = np.asarray(x)
     if isinstance(x, np.ndarray):
-        return numpy_backend.run(check(reduction, args if args.out is None else _with_out_dtype(args), "cpu", x,
-                                       x.dtype), x)
+        return numpy_backend.run(check(reduction, args, "cpu", x, x.dtype), x)
     if gpu_backend.is_cupy(x):
-        return gpu_backend.run(check(reduction, _with_out_dtype(args), "gpu", x, x.dtype), x, sig)
+        return gpu_backend.run(check(reduction, args, "gpu", x, x.dtype), x, sig)
     if dask_backend.is_dask(x):
         dask_backend.check_blocks(x)
         return dask_backend.run(check(reduction, args, "dask", x, x.dtype), x)
     return _adapted(reduction, x, args, sig)
 
 
-def _with_out_dtype(args: Args) -> Args:
-    return args if args.out is None else args._replace(out_dtype=getattr(args.out, "dtype", None))
-
-
 def _adapted(reduction: Reduction, x, args: Args, sig):
     """Torch tensors and other producers: read in place by a backend, answered in kind (ops/interop.py)."""
-    adapted = interop.adapt(x, args.out)
-    dtype = args.dtype
+    axis, keepdims, dtype, out = args
+    adapted = interop.adapt(x, out)
     if reduction.twin is not None and dtype is None and interop.is_torch(x):
         dtype = _torch_rule(reduction, x, adapted.in_dtype)
-    args = Args(args.axis, args.keepdims, dtype, adapted.out, adapted.out_dtype)
     with adapted.context():
-        call = check(reduction, args, adapted.backend, adapted.x, adapted.in_dtype)
+        call = check(reduction, (axis, keepdims, dtype, adapted.out), adapted.backend, adapted.x, adapted.in_dtype,
+                     adapted.out_dtype)
         if adapted.backend == "cpu":
             result = numpy_backend.run(call, adapted.x)
         else:
@@ -116,12 +111,12 @@ def run_inputs(reduction: Reduction, xs: tuple, args: Args):
     except ValueError:
         raise ValueError(f"x: the inputs' shapes {', '.join(str(a.shape) for a in xs)} do not broadcast together") \
             from None
-    args = _with_out_dtype(args)
     if on_cpu:
         views = tuple(np.broadcast_to(a, shape) for a in xs)
         return numpy_backend.run(check(reduction, args, "cpu", views[0], in_dtypes), views)
     key = None
-    if args.out is None:
-        key = gpu_backend.inputs_signature(xs, args.axis, args.keepdims, args.dtype)
+    axis, keepdims, dtype, out = args
+    if out is None:
+        key = gpu_backend.inputs_signature(xs, axis, keepdims, dtype)
     views, key = gpu_backend.broadcast(xs, shape, key)
     return gpu_backend.run(check(reduction, args, "gpu", views[0], in_dtypes), views, key)
