@@ -95,7 +95,10 @@ def _ddof(entry: Named, route):
         if type(x) is not _gpu.ndarray and graph(name, x):
             return to_torch(name, x, axis, keepdims, out, dtype=dtype, ddof=check_ddof(ddof))
         epilogue = epilogue_for(check_ddof(ddof), x)
-        what = made.get(epilogue) or made.put(epilogue, reduction(entry, epilogue=epilogue))
+        try:
+            what = made[epilogue]
+        except KeyError:
+            what = made.put(epilogue, reduction(entry, epilogue=epilogue))
         return runner(what, _table(what.key) if out is None else None, x, axis, keepdims, dtype, out)
 
     return fn, entry.doc
