@@ -12,9 +12,10 @@ import numpy as np
 
 from kps import cache, norms
 
-from . import build, gpu_backend, named
+from . import build, named
 from .call import Reduction
 from .dispatch import run
+from .gpu_backend import table
 from .torch_route import ROUTE
 
 reduce_nansum = build.function(named.NANSUM, ROUTE)
@@ -27,7 +28,7 @@ reduce_nanargmax = build.function(named.NANARGMAX, ROUTE)
 reduce_nanargmin = build.function(named.NANARGMIN, ROUTE)
 
 _COUNT = build.reduction(named.COUNT_NONZERO)
-_COUNT_TABLE = gpu_backend.table(_COUNT.key)
+_COUNT_TABLE = table(_COUNT.key)
 
 
 def count_nonzero(x, axis=None, keepdims=False):
@@ -43,11 +44,11 @@ def reduce_ptp(x, axis=None, keepdims=False, out=None):
     as NumPy's; NaN propagates; bool is a TypeError, as in NumPy."""
     if getattr(x, "dtype", None) == np.bool_ or str(getattr(x, "dtype", "")) == "torch.bool":
         raise TypeError("x: the range of booleans is undefined (numpy.ptp refuses bool too)")
-    return run(_PTP, gpu_backend.table(_PTP.key) if out is None else None, x, axis, keepdims, None, out)
+    return run(_PTP, table(_PTP.key) if out is None else None, x, axis, keepdims, None, out)
 
 
 _MINMAX = build.reduction(named.MINMAX)
-_MINMAX_TABLE = gpu_backend.table(_MINMAX.key)
+_MINMAX_TABLE = table(_MINMAX.key)
 
 
 def reduce_minmax(x, axis=None, keepdims=False):
@@ -80,7 +81,7 @@ def _is_float64(x) -> bool:
 
 _FLOAT64 = np.dtype(np.float64)
 
-#: (op, transform, epilogue) -> the norm's Reduction (its torch twin for a torch tensor's dtype).
+#: (ord, float64 data) -> the norm's Reduction (its torch twin for a torch tensor's dtype).
 _NORMS = cache.Lru()
 
 
@@ -91,6 +92,9 @@ def reduce_norm(x, ord=2, axis=None, keepdims=False):
     count of nonzeros) and any other p ((sum |x|^p)^(1/p)). Ints and bool give float64; floats keep
     their type, 16-bit ones summed in float32; NaN propagates; the norm of nothing is 0 (inf and -inf:
     ValueError, as NumPy's)."""
-    descriptors = norms.descriptors(_check_ord(ord), _is_float64(x))
-    what = _NORMS.get(descriptors) or _NORMS.put(descriptors, Reduction(*descriptors, twin=named.NORM.torch))
-    return run(what, gpu_backend.table(what.key), x, axis, keepdims, None, None)
+    key = (_check_ord(ord), _is_float64(x))
+    try:
+        what = _NORMS[key]
+    except KeyError:
+        what = _NORMS.put(key, Reduction(*norms.descriptors(*key), twin=named.NORM.torch))
+    return run(what, table(what.key), x, axis, keepdims, None, None)
