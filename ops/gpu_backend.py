@@ -251,21 +251,22 @@ def run(call: Call, x, key=None, allocate=None, prepare=None):
     gives (the array the kernel writes, the object to return): a CuPy array twice (default), or a
     CuPy view of a torch tensor and the tensor. `prepare(shape, result dtype, launch, fill, device)`
     makes that prepared call (default: `prepare_call`, a look's kernel for a named op's look)."""
+    if prepare is None:  # (a tuple of one array too: its prepared call takes the tuple)
+        look = call.reduction.look
+        several = isinstance(x, tuple)
+        prepare = prepare_inputs if several else prepare_call if look is None else partial(prepare_call, look=look)
+    calls = table(call.reduction.key) if key is not None else None
+    return _run(call, x, calls, key, allocate or cupy_alloc, prepare)
+
+
+def _run(call: Call, x, calls, key, allocate, prepare):
+    """`run`'s launch, and the prepared call it keeps under `key` in `calls` (a table, or None)."""
     more = ()
     if isinstance(x, tuple):
         x, more = x[0], x[1:]
-    if prepare is None:
-        look = call.reduction.look
-        prepare = prepare_inputs if more else prepare_call if look is None else partial(prepare_call, look=look)
-    calls = table(call.reduction.key) if key is not None else None
-    return _run(call, x, more, (calls, key), allocate or cupy_alloc, prepare)
-
-
-def _run(call: Call, x, more, keep, allocate, prepare):
-    """`run`'s launch. `keep`: (the table, the key) a prepared call goes into, or (None, None)."""
     cache.check_process()
     cupy = cupy_module()
-    f, out, shape, (calls, key) = call.f, call.out, call.shape, keep
+    f, out, shape = call.f, call.out, call.shape
     device_id = x.data.device_id
     per_output = f.epilogue.outputs
     if any(s % x.itemsize for s in x.strides):
