@@ -26,6 +26,9 @@ from . import interop, looks
 
 @dataclass(frozen=True)
 class Named:
+    """One named reduction. `epilogue`: where the op takes `ddof` (kind "ddof", reduce_mean_var) a
+    function (ddof, x) -> the epilogue."""
+
     name: str
     kind: str
     op: Optional[kps.ReduceOp]
