@@ -1,5 +1,21 @@
 """ops: the public API. `ops.reduce_sum(x, axis=0)` and friends, NumPy semantics, on CuPy arrays
-(GPU kernels) or NumPy arrays (NumPy backend). See README.md."""
+(GPU kernels) or NumPy arrays (NumPy backend). See README.md.
+
+The modules, each importing only those below it (tests/test_layering.py):
+    api.py, family.py    the public functions: `reduce`, and the named ones made from the table
+    torch_route.py       when a torch tensor's call goes through a torch custom op
+    torch_ops.py         the named ops as torch custom ops (imported only with torch)
+    build.py             a named op's function from its table entry
+    named.py             the table of named reductions: descriptors, NumPy and torch twins, docs
+    looks.py             NumPy's warnings and errors for the NaN-skipping ops' results
+    dispatch.py          one call: the prepared call, or the checked path to a backend
+    dask_backend.py      dask arrays (dask imported when one arrives; CuPy blocks through gpu_backend)
+    gpu_backend.py       CuPy arrays: the kernels and the prepared calls
+    numpy_backend.py     NumPy arrays: the same descriptors evaluated with NumPy
+    call.py              the call records (Reduction, Args, Call) and the argument checks
+    interop.py           torch tensors, DLPack and CUDA-array-interface producers
+Each backend takes a checked call the same way: `run(call, x)`.
+"""
 from .api import (
     reduce,
     reduce_all,

@@ -29,7 +29,8 @@ from kps import raw
 from kps.functors import Functors
 from kps.nan import NO_INDEX
 
-from . import numpy_backend
+from . import gpu_backend, numpy_backend
+from .call import Call, Reduction
 from .interop import to_numpy
 
 
@@ -58,6 +59,12 @@ def check_blocks(x) -> None:
 #: the GPU's queue full (with dask's default, 40 blocks summed took 20 copies to the host and 2.3 ms
 #: a block against 0.6 for dask's own sum: H200, dask's synchronous scheduler).
 MERGE_FAN_IN = 1024
+
+
+def run(call: Call, x):
+    """A lazy dask array (a tuple of them for an epilogue of several results) of a checked call
+    (ops/call.py) on `x`, with NumPy's shape and dtype."""
+    return reduce(x, call.axes, call.keepdims, call.f)
 
 
 def reduce(x, axes, keepdims: bool, f: Functors):
@@ -143,15 +150,10 @@ class _BlockBits(_Step):
     the raw epilogue, an arg-reduction's indices placed in the whole range there too."""
 
     def __call__(self, block, block_info=None):
-        from . import api
-
         cupy, f, axes = _cupy(), self.f, self.axes
         if not block.size:  # nothing to read: the identity states, from the NumPy twin
             return cupy.asarray(raw.bits(_block_states(block.get(), axes, f, self.red_shape, block_info), f))
-        shape = config.result_shape(block.shape, axes, True)
-        num_red = math.prod(block.shape[a] for a in axes)
-        result = api._reduce_gpu(block, axes, True, raw.functors(f), None, shape, num_red, None, None,
-                                 api._cupy_alloc, api._prepare_gpu)
+        result = gpu_backend.run(_block_call(raw.functors(f), axes, block.shape), block)
         bits = cupy.stack(result, axis=-1) if isinstance(result, tuple) else result[..., None]
         if f.op.indexed and axes:
             k = f.acc_dtype.names.index("i")
@@ -159,6 +161,13 @@ class _BlockBits(_Step):
                                          block_info, cupy)
         _pace(cupy)
         return bits
+
+
+def _block_call(f: Functors, axes, shape) -> Call:
+    """The call of one block's reduction over `axes`, the reduced axes kept: the functors as they
+    are (the raw epilogue's, resolved for the whole array), nothing checked again, nothing prepared."""
+    return Call(Reduction(f.op, f.transform, f.epilogue), f, axes, True, config.result_shape(shape, axes, True),
+                math.prod(shape[a] for a in axes))
 
 
 #: Per GPU, in this process: the event recorded after the last block's kernels were queued (`_pace`).

@@ -78,7 +78,8 @@ def kernel_dtype(t_dtype) -> np.dtype:
     return _numpy_dtype(t_dtype)[1]
 
 
-def _torch_dtype(np_dtype):
+def torch_dtype(np_dtype):
+    """The torch dtype of a NumPy dtype as the kernels see it (bfloat16 -> torch.bfloat16)."""
     import torch
 
     for t_dtype, (_, logical) in _TORCH_TO_NUMPY.items():
@@ -177,7 +178,7 @@ def _adapt_torch_cuda(x, out) -> Adapted:
 
     def allocate(shape, dtype):
         # torch's own allocator, on torch's current stream: the result is an ordinary tensor
-        t = torch.empty(shape, dtype=_torch_dtype(dtype), device=x.device)
+        t = torch.empty(shape, dtype=torch_dtype(dtype), device=x.device)
         return _cupy_view(t)[0], t
 
     def wrap(result, result_dtype):
@@ -263,7 +264,7 @@ class TorchCall:
     def __init__(self, shape, dtype, launch, fill, device_id):
         import torch
 
-        self.shape, self.dtype, self.launch, self.device_id = shape, _torch_dtype(dtype), launch, device_id
+        self.shape, self.dtype, self.launch, self.device_id = shape, torch_dtype(dtype), launch, device_id
         self.strides = tuple(math.prod(shape[i + 1:]) for i in range(len(shape)))
         self.fill = None if fill is None else np.asarray(fill).view(dtype).item()
         self.device = torch.device("cuda", device_id)

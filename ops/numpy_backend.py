@@ -12,6 +12,14 @@ import numpy as np
 
 from kps.functors import Functors
 
+from .call import Call
+
+
+def run(call: Call, x):
+    """Run a checked call (ops/call.py): `x` a NumPy array, or a tuple of them of one shape for a
+    transform of several inputs."""
+    return reduce(x, call.axes, call.keepdims, call.f, call.out)
+
 
 def reduce(x, axes, keepdims: bool, f: Functors, out=None):
     """`x`: an array, or a tuple of arrays of one shape for a transform of several inputs."""

@@ -4,7 +4,9 @@ mean (the gradient broadcast back) and max and min (to the selected elements, sh
 torch's amax and amin share it).
 
 `ops.reduce_*` route a torch tensor here while torch.compile traces the call or autograd records it
-(ops/api.py, `_torch_graph`); eager calls without autograd keep the direct path. The fake (meta)
+(ops/torch_route.py); eager calls without autograd keep the direct path. Every entry of the table
+(ops/named.py) with a torch twin and a signature kind of `named.TORCH_SCHEMAS` is one custom op,
+whose implementation is the op's eager function (ops/build.py, no routing). The fake (meta)
 implementation gives the result's shape (this project's planner) and dtype (torch's own rule, as
 eager calls get it: ops/interop.py). Imported by `ops` when torch is imported first, else by the
 first call that needs it.
@@ -18,7 +20,7 @@ import torch
 
 from kernels import config
 
-from . import api, family, interop
+from . import build, interop, named
 
 #: The twins whose ops autograd differentiates here.
 DIFFERENTIABLE = ("sum", "mean", "amax", "amin")
@@ -29,11 +31,7 @@ def _axis(axis):
 
 
 def _numpy(dtype):
-    return None if dtype is None else interop._numpy_dtype(dtype)[1]
-
-
-def _public(name):
-    return getattr(api, name, None) or getattr(family, name)
+    return None if dtype is None else interop.kernel_dtype(dtype)
 
 
 def _result_dtype(twin: str, x, dtype):
@@ -50,8 +48,9 @@ def _expand(grad, axes, keepdims, shape):
     return grad.expand(shape)
 
 
-def _register(name: str, twin: str, extra: str):
-    public = _public(name)
+def _register(entry: named.Named):
+    name, twin, extra = entry.name, entry.torch, named.TORCH_SCHEMAS[entry.kind]
+    eager = build.function(entry)
 
     def impl(x, axis, keepdims, *rest):
         kwargs = {}
@@ -60,7 +59,7 @@ def _register(name: str, twin: str, extra: str):
         if len(rest) > 1:
             kwargs["ddof"] = rest[1]
         with torch.no_grad():  # the eager path itself: no routing back here
-            return public(x, axis=_axis(axis), keepdims=keepdims, **kwargs)
+            return eager(x, axis=_axis(axis), keepdims=keepdims, **kwargs)
 
     op = torch.library.custom_op(f"kps::{name}", impl, mutates_args=(),
                                  schema=f"(Tensor x, int[]? axis, bool keepdims{extra}) -> Tensor")
@@ -93,8 +92,8 @@ def _register(name: str, twin: str, extra: str):
     return op
 
 
-#: Every named op with a torch twin (ops/api.py records them as its builders make them).
-_registered = {name: _register(name, twin, extra) for name, (twin, extra) in api._TORCH_TWINS.items()}
+#: Every named op with a torch custom op (ops/named.py).
+_registered = {entry.name: _register(entry) for entry in named.TABLE if named.has_torch_op(entry)}
 
 
 def call(name: str, x, axis, keepdims, out, **kwargs):
@@ -104,10 +103,10 @@ def call(name: str, x, axis, keepdims, out, **kwargs):
     if axis is not None and not isinstance(axis, (tuple, list)):
         axis = (axis,)
     args = [x, None if axis is None else list(axis), bool(keepdims)]
-    extra = api._TORCH_TWINS[name][1]
+    extra = named.TORCH_SCHEMAS[named.BY_NAME[name].kind]
     if extra:
         dtype = kwargs.get("dtype")
-        args.append(dtype if dtype is None or isinstance(dtype, torch.dtype) else interop._torch_dtype(np.dtype(dtype)))
+        args.append(dtype if dtype is None or isinstance(dtype, torch.dtype) else interop.torch_dtype(np.dtype(dtype)))
     if "ddof" in extra:
         args.append(int(kwargs.get("ddof", 0)))
     return _registered[name](*args)

@@ -28,7 +28,7 @@ def test_caches_stay_bounded_over_100000_shapes():
         import kps, ops
         from kernels import launcher
         from kps import cache
-        from ops import api
+        from ops import gpu_backend
         limit = 512
         cache.set_limit(limit)
         n = 100_000
@@ -39,7 +39,7 @@ def test_caches_stay_bounded_over_100000_shapes():
             ops.reduce_sum(base[:k])
         cp.cuda.Device().synchronize()
         used = pool.used_bytes()
-        table = api._table(kps.ADD, kps.IDENTITY, kps.NONE)
+        table = gpu_backend.table((kps.ADD, kps.IDENTITY, kps.NONE))
         for k in range(1, n + 1):  # 100,000 distinct shapes
             got = ops.reduce_sum(base[:k])
             if k % 9973 == 0 or k in (1, 2, n):
@@ -50,7 +50,7 @@ def test_caches_stay_bounded_over_100000_shapes():
                 assert len(launcher._launches) <= limit and len(table) <= limit
         cp.cuda.Device().synchronize()
         assert len(launcher._launches) == limit and len(table) == limit
-        # the pool back where it was but for the kept calls' results allocated ahead (ops/api.py):
+        # the pool back where it was but for the kept calls' results allocated ahead (ops/gpu_backend.py):
         # one 4-byte result, a 512-byte block of the pool, each
         assert used <= pool.used_bytes() <= used + limit * 512, (used, pool.used_bytes())
         again = ops.reduce_sum(base[:7])  # evicted long ago: planned again, still right

@@ -1,0 +1,118 @@
+"""A named reduction's function from its entry in the table (ops/named.py): one maker per signature
+kind. Each function is a few lines over `dispatch.run` (ops/dispatch.py), with its `Reduction` and
+its table of prepared calls made once, here, so a repeated call costs a signature, a lookup and a
+launch.
+
+`route`: (`graph(name, x)`, `call(name, x, axis, keepdims, out, **kwargs)`) where a torch tensor's
+call goes through the op's torch custom op instead (ops/torch_route.py: while torch.compile
+traces it or autograd records it), or None: the eager function, which ops/torch_ops.py runs as
+the custom op's implementation.
+"""
+from __future__ import annotations
+
+from kps import cache
+
+from . import gpu_backend as _gpu
+from .call import Reduction, check_ddof
+from .dispatch import run, run_looked
+from .gpu_backend import table as _table
+from .named import Named
+
+_SIGNATURE_DOC = ("\n\nNumPy semantics: `axis` None, an int or a tuple of ints; `keepdims`; `dtype` for the result (and"
+                  " the accumulation); `out` of the result's shape.")
+
+
+def _never(name, x) -> bool:
+    return False
+
+
+_EAGER = (_never, None)
+
+
+def function(entry: Named, route=None):
+    """`entry`'s function (`entry.kind` "sum", "plain", "ddof" or "arg"), under its public name."""
+    makers = {"sum": _summed, "plain": _plain, "ddof": _ddof, "arg": _arg}
+    fn, doc = makers[entry.kind](entry, route or _EAGER)
+    fn.__name__ = fn.__qualname__ = entry.name
+    fn.__doc__ = doc
+    return fn
+
+
+def reduction(entry: Named, op=None, epilogue=None) -> Reduction:
+    """`entry`'s Reduction (with another op or epilogue than its own: precise=True's, a ddof's)."""
+    return Reduction(op or entry.op, entry.transform, epilogue or entry.epilogue, entry.look, entry.torch)
+
+
+def _runner(entry: Named):
+    """`dispatch.run`, or `dispatch.run_looked` for an entry with a look."""
+    return run if entry.look is None else run_looked
+
+
+def _plain(entry: Named, route):
+    """`(x, axis=None, keepdims=False, dtype=None, out=None)`."""
+    graph, to_torch = route
+    name, what, runner = entry.name, reduction(entry), _runner(entry)
+    table = _table(what.key)
+
+    def fn(x, axis=None, keepdims=False, dtype=None, out=None):
+        if type(x) is not _gpu.ndarray and graph(name, x):
+            return to_torch(name, x, axis, keepdims, out, dtype=dtype)
+        return runner(what, table, x, axis, keepdims, dtype, out)
+
+    return fn, (entry.doc + _SIGNATURE_DOC + " CuPy arrays in -> CuPy out (GPU); NumPy arrays in -> NumPy out"
+                " (CPU backend).")
+
+
+def _summed(entry: Named, route):
+    """sum and mean: the plain signature and `precise=True` for the compensated state (kps/precise.py)."""
+    graph, to_torch = route
+    name, what = entry.name, reduction(entry)
+    compensated = reduction(entry, entry.precise_op, entry.precise_epilogue)
+    table, precise_table = _table(what.key), _table(compensated.key)
+
+    def fn(x, axis=None, keepdims=False, dtype=None, out=None, precise=False):
+        if precise is False and type(x) is not _gpu.ndarray and graph(name, x):
+            return to_torch(name, x, axis, keepdims, out, dtype=dtype)
+        if precise is True:
+            return run(compensated, precise_table, x, axis, keepdims, dtype, out)
+        if precise is not False:
+            raise TypeError(f"precise: expected a bool, got {precise!r}")
+        return run(what, table, x, axis, keepdims, dtype, out)
+
+    return fn, (entry.doc + _SIGNATURE_DOC + " `precise=True` accumulates floats in float64 with compensation"
+                " (Neumaier) in every thread and every merge: float32 results are the correctly rounded sum where"
+                " the data cancel or mix magnitudes.")
+
+
+def _ddof(entry: Named, route):
+    """A Welford state's `(x, axis=None, keepdims=False, dtype=None, out=None, ddof=0)`: the epilogue
+    `entry.epilogue(ddof, x)` picks, each one's Reduction made once."""
+    graph, to_torch = route
+    name, epilogue_for, runner = entry.name, entry.epilogue, _runner(entry)
+    made = cache.Lru()  # epilogue -> its Reduction
+
+    def fn(x, axis=None, keepdims=False, dtype=None, out=None, ddof=0):
+        if type(x) is not _gpu.ndarray and graph(name, x):
+            return to_torch(name, x, axis, keepdims, out, dtype=dtype, ddof=check_ddof(ddof))
+        epilogue = epilogue_for(check_ddof(ddof), x)
+        try:
+            what = made[epilogue]
+        except KeyError:
+            what = made.put(epilogue, reduction(entry, epilogue=epilogue))
+        return runner(what, _table(what.key) if out is None else None, x, axis, keepdims, dtype, out)
+
+    return fn, entry.doc
+
+
+def _arg(entry: Named, route):
+    """An arg-reduction: `(x, axis=None, keepdims=False, out=None)`, int64 indices."""
+    graph, to_torch = route
+    name, what, runner = entry.name, reduction(entry), _runner(entry)
+    table = _table(what.key)
+
+    def fn(x, axis=None, keepdims=False, out=None):
+        if type(x) is not _gpu.ndarray and graph(name, x):
+            return to_torch(name, x, axis, keepdims, out)
+        return runner(what, table, x, axis, keepdims, None, out)
+
+    return fn, entry.doc
