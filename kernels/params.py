@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import List, Sequence
 
-from .config import Dim, ReduceConfig
+from .planner import Dim, ReduceConfig
 
 #: Slots of the pointers at the head of the struct: x, y, partials, semaphores.
 X, Y, PARTIALS, SEMAPHORES = range(4)

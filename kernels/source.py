@@ -6,7 +6,7 @@ from pathlib import Path
 import kps
 from kps.functors import Functors
 
-from .config import ReduceConfig
+from .planner import ReduceConfig
 
 
 #: Where reduce.cuh lives, for the compiler's include path.
