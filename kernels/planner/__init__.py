@@ -14,7 +14,7 @@ Pure Python (no CuPy), so every planning rule is unit-tested on a machine withou
 - dims.py: `Dim`, `merge` and the integer helpers.
 
 Tuning constants live in kernels/policy.py (tests pass smaller ones to reach splits and tails with
-small shapes).
+small shapes), hardware facts in kernels/hardware.py.
 """
 from __future__ import annotations
 
