@@ -235,7 +235,8 @@ class _Staging:
             slots, folds = (Dim(period, 1, 0),), (Dim(ceil(rows * row.inner + 3, 4 * period) + 1, period),)
         else:
             span_row = Dim(rows, row.dim.in_stride, row.dim.out_stride)  # reduced: the index stride
-            slots, folds = _span_dims(span_row, row.kept, row.inside, True), _span_dims(span_row, row.kept, row.inside, False)
+            slots = _span_dims(span_row, row.kept, row.inside, kept=True)
+            folds = _span_dims(span_row, row.kept, row.inside, kept=False)
         stage = Stage(
             slots=slots, folds=folds,
             rows=rows, rows_total=row.dim.size, row_stride=row.dim.in_stride, chunk_kept=row.kept,
