@@ -179,6 +179,34 @@ def test_short_aligned_runs_are_walked_flat():
         params.index_calc([Dim(128, 200704), Dim(784, 4)], 32)
 
 
+def test_word_views_are_new_layouts():
+    """Layout's word views (words of a reduced run, words of kept columns, ReduceOuter's shifted
+    words) return new layouts in word units and leave the byte layout as it was."""
+    rows = planner.Layout.of((37, 6, 64), (384, 64, 1), (2,), (6, 1), 1, 1)
+    before = dataclasses.replace(rows)
+    words = rows.as_words()
+    assert rows == before and rows.packs_words() and words.words and not rows.words
+    assert (words.itemsize, words.red, words.num_red) == (4, (Dim(16, 1),), 16)
+    columns = planner.Layout.of((9, 64), (64, 1), (0,), (1,), 1, 1)
+    assert columns.packs_word_columns() and columns.as_word_columns().kept == (Dim(16, 1, 1),)
+    assert columns.as_word_columns().word_columns and columns.itemsize == 1
+    odd = planner.Layout.of((9, 1001), (1001, 1), (0,), (1,), 1, 1)
+    shifted = odd.as_shifted_words()
+    assert (shifted.kept, shifted.num_out, shifted.shifted_words) == ((Dim(251, 4, 1),), 251, 1001)
+    assert odd.kept == (Dim(1001, 1, 1),) and odd.num_out == 1001
+
+
+def test_plan_takes_the_first_regime_that_plans():
+    """planner.plan tries ReduceStaged, then ReduceInner, then ReduceOuter: short misaligned rows are
+    staged, long ones walked by ReduceInner, columns read by ReduceOuter."""
+    assert [r.__name__.rsplit(".", 1)[-1] for r in planner.REGIMES] == ["staged", "inner", "outer"]
+    traits, budget = planner.Traits(), planner.Budget()
+    for shape, axes, kernel in (((999, 3), (1,), "staged"), ((64, 4096), (1,), "inner"), ((4096, 64), (0,), "outer")):
+        kept = [n for i, n in enumerate(shape) if i not in axes]
+        layout = planner.Layout.of(shape, c_strides(shape), axes, c_strides(kept), 4, 4)
+        assert planner.plan(layout, traits, budget, 132).kernel == kernel
+
+
 @pytest.mark.parametrize("shape,axes,strides,as_words,word_strides", [
     ((4096, 65536), (1,), None, (4096, 16384), None), ((1 << 28,), (0,), None, (1 << 26,), None),
     ((128, 64, 56, 56), (0, 2, 3), None, (128, 64, 56, 14), None), ((1024, 3), (0, 1), None, (768,), None),
