@@ -4,6 +4,8 @@ rows split across blocks where the tiles alone cannot fill the GPU (or would lea
 mostly empty)."""
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from .budget import Budget
 from .dims import aligned, ceil, index_bits, pow2_at_least, pow2_at_most, size_of
 from .layout import Layout
@@ -28,13 +30,23 @@ def col_threads(cols: int, num_red: int, ny: int, tuning) -> int:
     return min(cols, block, max(tuning.MAX_COL_THREADS, few_rows))
 
 
-def _tile(cols: Layout, traits: Traits, budget: Budget, tuning):
-    """(vec, ny, vec_in, vec_out): columns a thread, tile rows, and whether loads and stores are vectors.
-    Tile rows: no more than the reduced rows need (unused rows cost registers, so blocks); a state's
-    columns as many as keep STATE_COL_TILE_BYTES in flight; rows off the 16-byte grid (and shifted
-    words) a column per thread, MISALIGNED_COL_TILE_ROWS rows (policy.py)."""
+class _Tile(NamedTuple):
+    """A thread's tile: `vec` adjacent columns, `ny` rows in flight; 16-byte loads (`vec_in`) and
+    vector stores (`vec_out`) where the alignment allows them."""
+
+    vec: int
+    ny: int
+    vec_in: bool
+    vec_out: bool
+
+
+def _tile(cols: Layout, traits: Traits, budget: Budget, tuning) -> _Tile:
+    """A thread's tile over the columns `cols`. Tile rows: no more than the reduced rows need (unused
+    rows cost registers, so blocks); a state's columns as many as keep STATE_COL_TILE_BYTES in
+    flight; rows off the 16-byte grid (and shifted words) a column per thread,
+    MISALIGNED_COL_TILE_ROWS rows (policy.py)."""
     inner, outer, itemsize = cols.kept[-1], cols.kept[:-1], cols.itemsize
-    acc_itemsize = 4 if cols.shifted_words else traits.acc_itemsize
+    acc_itemsize = 4 if cols.shifted_words else traits.acc_itemsize  # (a word of four results: 4 bytes)
     vec = min(tuning.LOAD_BYTES // itemsize, tuning.MAX_COL_VEC, pow2_at_most(inner.size),
               pow2_at_most(tuning.MAX_COL_SHARED_BYTES // (tuning.BLOCK_THREADS * acc_itemsize)),
               pow2_at_most(tuning.MAX_COL_ACC_BYTES // acc_itemsize))
@@ -47,7 +59,7 @@ def _tile(cols: Layout, traits: Traits, budget: Budget, tuning):
         vec, ny, vec_in = 1, tuning.MISALIGNED_COL_TILE_ROWS, False
     vec_out = inner.out_stride == 1 and aligned(cols.out_align, [d.out_stride for d in outer], cols.out_itemsize,
                                                 vec * cols.out_itemsize)
-    return vec, ny, vec_in, vec_out
+    return _Tile(vec, ny, vec_in, vec_out)
 
 
 def _row_splits(num_tiles: int, step: int, num_red: int, resident: int, split_target: int, tuning):
