@@ -1,5 +1,5 @@
-"""kernels: the reduce kernels (kernels/cuda), the planner (`config`), and the launcher with its
-plan cache. Imports `kps`, never `ops`; touches no GPU at import time."""
+"""kernels: the reduce kernels (kernels/cuda), the planner (`planner`; `config` plans by keywords),
+and the launcher with its plan cache. Imports `kps`, never `ops`; touches no GPU at import time."""
 from .config import AxisError, Dim, ReduceConfig, normalize_axis, plan, result_shape
 from .dispatch import launch_for
 from .launcher import CaptureError, capturing

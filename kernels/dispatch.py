@@ -8,7 +8,7 @@ import numpy as np
 import kps
 from kps.functors import Functors
 
-from . import config, launcher
+from . import launcher, planner
 
 
 def launch_for(x, y, axes: Sequence[int], keepdims: bool, functors: Functors, more=(),
@@ -27,25 +27,22 @@ def launch_for(x, y, axes: Sequence[int], keepdims: bool, functors: Functors, mo
     if keepdims:
         out_strides = tuple(s for i, s in enumerate(out_strides) if i not in axes)
     x_misalign = x.data.ptr % 16
-    out_align = config.alignment(y.data.ptr)
+    out_align = planner.alignment(y.data.ptr)
     device_id = x.data.device_id
     vectors = all(a.itemsize == x.itemsize for a in more)
     shifts = {(a.data.ptr - x.data.ptr) % 16 for a in more} - {0}
     off_grid, shift = bool(shifts), shifts.pop() if len(shifts) == 1 else 0
     key = (x.shape, strides, axes, out_strides, functors, x_misalign, out_align, device_id, vectors, off_grid, shift)
 
-    def make_cfg(blocks_per_sm: int, heavy_state: bool = functors.op.heavy, tile_elements: int = 0,
-                 state_min_blocks: int = 0) -> config.ReduceConfig:
+    def make_cfg(budget: planner.Budget) -> planner.ReduceConfig:  # (only where the launch is not cached)
         words = kps.packs_words(functors)
-        return config.plan(
-            x.shape, strides, axes, out_strides, itemsize, out_itemsize, launcher.sm_count(device_id),
-            in_misalign=x_misalign, out_align=out_align, blocks_per_sm=blocks_per_sm,
-            pack_words=words, pack_word_columns=words and functors.out_dtype == np.bool_,
-            acc_itemsize=functors.acc_dtype.itemsize,
-            index_strides=functors.op.indexed, vector_loads=vectors,
-            inputs=1 + len(functors.more_dtypes), inputs_off_grid=off_grid, inputs_shift=shift,
-            state_acc=bool(functors.op.state), heavy_state=heavy_state,
-            tile_elements=tile_elements, state_min_blocks=state_min_blocks,
+        layout = planner.Layout.of(x.shape, strides, axes, out_strides, itemsize, out_itemsize,
+                                   indexed=functors.op.indexed, in_misalign=x_misalign, out_align=out_align)
+        traits = planner.Traits(
+            state=bool(functors.op.state), heavy=functors.op.heavy, acc_itemsize=functors.acc_dtype.itemsize,
+            folds_words=words, word_columns=words and functors.out_dtype == np.bool_,
+            inputs=1 + len(functors.more_dtypes), vector_loads=vectors, inputs_off_grid=off_grid, inputs_shift=shift,
         )
+        return planner.plan(layout, traits, budget, launcher.sm_count(device_id))
 
     return launcher.get_launch(key, make_cfg, functors, device_id, in_capture)

@@ -9,12 +9,13 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
+from dataclasses import replace
 from typing import Callable, Dict
 
 from kps import cache, compiler
 from kps.functors import Functors
 
-from . import config, params, policy, source
+from . import params, planner, policy, source
 from .params import LOOK_FIELDS, MORE_INPUTS, PARTIALS, SEMAPHORES, X, Y
 
 _lock = threading.Lock()
@@ -66,7 +67,7 @@ def sm_count(device_id: int) -> int:
     return n
 
 
-#: Bytes at the head of a workspace for the last-block-done counters (config.ReduceConfig.counters).
+#: Bytes at the head of a workspace for the last-block-done counters (planner.ReduceConfig.counters).
 _COUNTER_BYTES = policy.SPLIT_COUNTERS * 4
 
 #: cudaStreamPerThread: one handle that names a different stream in every host thread, so its
@@ -120,7 +121,7 @@ _launch_kernel = None  # cupy.cuda.driver.launchKernel, bound once the first Lau
 class Launch:
     """One planned, compiled kernel: call it with the data pointers and the stream."""
 
-    def __init__(self, cfg: config.ReduceConfig, functors: Functors, device_id: int):
+    def __init__(self, cfg: planner.ReduceConfig, functors: Functors, device_id: int):
         global _launch_kernel
         from cupy.cuda import driver
 
@@ -228,34 +229,38 @@ class Launch:
         self._fire(x_ptr, y_ptr, stream_ptr, more, ws if need else None, look)
 
 
-def _first_launch(make_cfg: Callable[..., config.ReduceConfig], functors: Functors, device_id: int):
-    """The first launch of a signature and the planner it came from: a bounded state tile made
-    lighter (config.lighter) while its launch bound spills: a state's rows to a lower bound, then
+#: A planner of one call signature: the plan for a budget.
+MakePlan = Callable[[planner.Budget], planner.ReduceConfig]
+
+
+def _first_launch(make: MakePlan, functors: Functors, device_id: int):
+    """The first launch of a signature and the budget it was planned with: a bounded state tile made
+    lighter (planner.lighter) while its launch bound spills: a state's rows to a lower bound, then
     any tile that leaves a thread more than BOUNDED_MAX_LOCAL_BYTES of local memory to fewer
     elements (float16 logsumexp columns: 16 a thread where they would take 32)."""
-    launch = Launch(make_cfg(0), functors, device_id)
+    budget = planner.Budget()
+    launch = Launch(make(budget), functors, device_id)
     while launch.cfg.bounded:
-        after = config.lighter(make_cfg, launch.cfg, launch.local_bytes())
+        after = planner.lighter(make, launch.cfg, budget, launch.local_bytes())
         if after is None:
             break
-        make_cfg, cfg = after
+        budget, cfg = after
         launch = Launch(cfg, functors, device_id)
-    return launch, make_cfg
+    return launch, budget
 
 
-def get_launch(key: tuple, make_cfg: Callable[..., config.ReduceConfig], functors: Functors,
-               device_id: int, in_capture: bool = False) -> Launch:
+def get_launch(key: tuple, make: MakePlan, functors: Functors, device_id: int, in_capture: bool = False) -> Launch:
     """The cached launch for `key`. On first use: plan with the policy's occupancy estimate,
     compile, then re-plan with the compiled kernel's real occupancy, so a split grid fills the
-    GPU in one wave instead of one and a bit. `make_cfg(blocks_per_sm, heavy_state=, tile_elements=,
-    state_min_blocks=)` plans (`_first_launch` says when the other three change). `in_capture`: a CUDA graph is being
-    captured, so a launch not made yet is a CaptureError."""
+    GPU in one wave instead of one and a bit. `make(budget)` plans the call (`_first_launch` says
+    when the budget's tile and bounds change). `in_capture`: a CUDA graph is being captured, so a
+    launch not made yet is a CaptureError."""
     launch = _launches.get(key)
     if launch is None:
         if in_capture:
             raise _not_ready()
-        launch, make_cfg = _first_launch(make_cfg, functors, device_id)
-        cfg = make_cfg(launch.occupancy())
+        launch, budget = _first_launch(make, functors, device_id)
+        cfg = make(replace(budget, blocks_per_sm=launch.occupancy()))
         if cfg != launch.cfg:
             launch = Launch(cfg, functors, device_id)
         launch = _launches.put(key, launch)

@@ -4,12 +4,14 @@
 Every field of those structs is 8 bytes wide, so the struct is a flat int64 array here: four
 pointers, then the index calculators, then the scalars, in declaration order, then the look's
 fields (LOOK_FIELDS slots), and last the pointers of a transform's further inputs (MORE_INPUTS slots).
+The scalars are the tables below, one per struct, each field by its name in the struct
+(tests/test_params_layout.py checks names and order against reduce.cuh).
 """
 from __future__ import annotations
 
-from typing import List, Sequence
+from typing import Callable, List, Sequence, Tuple
 
-from .config import Dim, ReduceConfig
+from .planner import Dim, ReduceConfig
 
 #: Slots of the pointers at the head of the struct: x, y, partials, semaphores.
 X, Y, PARTIALS, SEMAPHORES = range(4)
@@ -21,6 +23,65 @@ LOOK_FIELDS = 5
 
 #: kps::kMaxInputs - 1: the struct's last slots, the inputs after x of a transform of several arrays.
 MORE_INPUTS = 3
+
+Fields = Tuple[Tuple[str, Callable[[ReduceConfig], int]], ...]
+
+#: InnerParams' scalars: (field, its value of a plan).
+INNER_FIELDS: Fields = (
+    ("num_out", lambda c: c.num_out),
+    ("num_seg", lambda c: c.num_seg),
+    ("inner_len", lambda c: c.inner.size),
+    ("inner_stride", lambda c: c.inner.in_stride),
+    ("count", lambda c: c.num_red),
+    ("segs_per_split", lambda c: c.segs_per_split),
+    ("chunks", lambda c: c.chunks),
+    ("chunk_len", lambda c: c.chunk_len),
+    ("num_splits", lambda c: c.num_splits),
+    ("index_offset", lambda c: c.index_offset),
+    ("inner_index_stride", lambda c: c.inner.out_stride),
+)
+
+#: OuterParams' scalars.
+OUTER_FIELDS: Fields = (
+    ("num_out", lambda c: c.num_out),
+    ("inner_len", lambda c: c.inner.size),
+    ("inner_in_stride", lambda c: c.inner.in_stride),
+    ("inner_out_stride", lambda c: c.inner.out_stride),
+    ("col_tiles", lambda c: c.col_tiles),
+    ("col_tiles_magic", lambda c: fast_divmod_magic(c.col_tiles) if c.index_bits == 32 else 0),
+    ("num_tiles", lambda c: c.num_tiles),
+    ("num_red", lambda c: c.num_red),
+    ("count", lambda c: c.num_red),
+    ("rows_per_split", lambda c: c.rows_per_split),
+    ("num_splits", lambda c: c.num_splits),
+    ("index_offset", lambda c: c.index_offset),
+    ("inner_bytes", lambda c: c.shifted_words),
+    ("split_group", lambda c: c.split_group),
+)
+
+#: StagedParams' scalars (after its four index calculators: kept, red, slots, folds).
+STAGED_FIELDS: Fields = (
+    ("num_tiles", lambda c: c.stage.num_tiles),
+    ("num_stages", lambda c: c.stage.num_stages),
+    ("num_slots", lambda c: c.stage.num_slots),
+    ("num_folds", lambda c: c.stage.num_folds),
+    ("rows", lambda c: c.stage.rows),
+    ("rows_total", lambda c: c.stage.rows_total),
+    ("row_chunks", lambda c: c.stage.row_chunks),
+    ("row_stride", lambda c: c.stage.row_stride),
+    ("chunk_kept", lambda c: int(c.stage.chunk_kept)),
+    ("slots_per_row", lambda c: c.stage.slots_per_row),
+    ("folds_per_row", lambda c: c.stage.folds_per_row),
+    ("count", lambda c: c.num_red),
+    ("stages_per_split", lambda c: c.stage.stages_per_split),
+    ("num_splits", lambda c: c.num_splits),
+    ("index_offset", lambda c: c.index_offset),
+    ("split_group", lambda c: c.split_group),
+)
+
+#: kernel -> (its struct in reduce.cuh, its scalars).
+STRUCTS = {"inner": ("InnerParams", INNER_FIELDS), "outer": ("OuterParams", OUTER_FIELDS),
+           "staged": ("StagedParams", STAGED_FIELDS)}
 
 
 def fast_divmod_magic(d: int) -> int:
@@ -47,20 +108,5 @@ def pack(cfg: ReduceConfig) -> List[int]:
 def _fields(cfg: ReduceConfig) -> List[int]:
     head = [0] * POINTERS + index_calc(cfg.kept, cfg.index_bits) + index_calc(cfg.red_calc, cfg.index_bits)
     if cfg.kernel == "staged":
-        st = cfg.stage
-        return head + index_calc(st.slots, 32) + index_calc(st.folds, 32) + [
-            st.num_tiles, st.num_stages, st.num_slots, st.num_folds, st.rows, st.rows_total, st.row_chunks,
-            st.row_stride, int(st.chunk_kept), st.slots_per_row, st.folds_per_row, cfg.num_red,
-            st.stages_per_split, cfg.num_splits, cfg.index_offset, cfg.split_group,
-        ]
-    if cfg.kernel == "inner":
-        return head + [
-            cfg.num_out, cfg.num_seg, cfg.inner.size, cfg.inner.in_stride, cfg.num_red,
-            cfg.segs_per_split, cfg.chunks, cfg.chunk_len, cfg.num_splits, cfg.index_offset, cfg.inner.out_stride,
-        ]
-    magic = fast_divmod_magic(cfg.col_tiles) if cfg.index_bits == 32 else 0
-    return head + [
-        cfg.num_out, cfg.inner.size, cfg.inner.in_stride, cfg.inner.out_stride, cfg.col_tiles, magic,
-        cfg.num_tiles, cfg.num_red, cfg.num_red, cfg.rows_per_split, cfg.num_splits, cfg.index_offset,
-        cfg.shifted_words, cfg.split_group,
-    ]
+        head += index_calc(cfg.stage.slots, 32) + index_calc(cfg.stage.folds, 32)
+    return head + [value(cfg) for _, value in STRUCTS[cfg.kernel][1]]

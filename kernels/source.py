@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import List, Tuple
 
 import kps
 from kps.functors import Functors
 
-from .config import ReduceConfig
+from .planner import ReduceConfig
 
 
 #: Where reduce.cuh lives, for the compiler's include path.
@@ -41,23 +42,39 @@ def reads_bytes(cfg: ReduceConfig) -> bool:
 def kernel_name(cfg: ReduceConfig, functors: Functors) -> str:
     """`kernels::ReduceInner<...>`, `ReduceOuter<...>` or `ReduceStaged<...>` for this plan and the
     functors it runs (`plan_functors`)."""
+    args = ", ".join(str(value) for _, value in template_args(cfg, functors))
+    return f"kernels::{KERNELS[cfg.kernel]}<{args}>"
+
+
+#: kernel -> its template in reduce.cuh.
+KERNELS = {"inner": "ReduceInner", "outer": "ReduceOuter", "staged": "ReduceStaged"}
+
+
+def template_args(cfg: ReduceConfig, functors: Functors) -> List[Tuple[str, object]]:
+    """The kernel template's arguments for this plan, each by its parameter's name in reduce.cuh
+    (tests/test_params_layout.py checks names and order against it), in order."""
     index_t = "unsigned int" if cfg.index_bits == 32 else "unsigned long long"
-    input_type = "unsigned char" if reads_bytes(cfg) else functors.input_type
+    head = [("Tin", "unsigned char" if reads_bytes(cfg) else functors.input_type), ("R", functors.reduce_struct),
+            ("Tr", functors.transform_struct), ("Ep", functors.epilogue_struct)]
     if cfg.kernel == "staged":
         st = cfg.stage
-        args = [
-            input_type, functors.reduce_struct, functors.transform_struct, functors.epilogue_struct, st.vectors,
-            cfg.ny, cfg.lanes, st.slots_per_thread,
-            str(st.lanes_adjacent).lower(), cfg.block, len(cfg.kept), len(cfg.red), len(st.slots), len(st.folds),
-            index_t, str(st.word_folds).lower(), str(st.word_columns).lower(), st.byte_rows,
+        return head + [
+            ("SV", st.vectors), ("NY", cfg.ny), ("BX", cfg.lanes), ("SLOTS", st.slots_per_thread),
+            ("LanesAdjacent", _bool(st.lanes_adjacent)), ("BLOCK", cfg.block), ("KND", len(cfg.kept)),
+            ("RND", len(cfg.red)), ("TKND", len(st.slots)), ("TRND", len(st.folds)), ("IndexT", index_t),
+            ("WordFolds", _bool(st.word_folds)), ("WordColumns", _bool(st.word_columns)), ("ROW_BYTES", st.byte_rows),
         ]
-        return f"kernels::ReduceStaged<{', '.join(map(str, args))}>"
-    args = [
-        input_type, functors.reduce_struct, functors.transform_struct, functors.epilogue_struct, cfg.vec, cfg.ny,
-        cfg.lanes, cfg.block, cfg.min_blocks, len(cfg.kept), len(cfg.red_calc), index_t,
-    ]
+    lanes = "LANES" if cfg.kernel == "inner" else "BX"
+    args = head + [("VEC", cfg.vec), ("NY", cfg.ny), (lanes, cfg.lanes), ("BLOCK", cfg.block),
+                   ("MIN_BLOCKS", cfg.min_blocks), ("KND", len(cfg.kept)), ("RND", len(cfg.red_calc)),
+                   ("IndexT", index_t)]
     if cfg.kernel == "inner":
-        args += [str(cfg.flat_runs).lower(), str(cfg.shared_lanes).lower(), cfg.input_shift]
-        return f"kernels::ReduceInner<{', '.join(map(str, args))}>"
-    args += [str(cfg.vec_in).lower(), str(cfg.vec_out).lower(), str(bool(cfg.shifted_words)).lower()]
-    return f"kernels::ReduceOuter<{', '.join(map(str, args))}>"
+        return args + [("FlatRuns", _bool(cfg.flat_runs)), ("SharedLanes", _bool(cfg.shared_lanes)),
+                       ("InputShift", cfg.input_shift)]
+    return args + [("VecIn", _bool(cfg.vec_in)), ("VecOut", _bool(cfg.vec_out)),
+                   ("ShiftedWords", _bool(bool(cfg.shifted_words)))]
+
+
+def _bool(flag) -> str:
+    """A C++ bool literal, as str(flag).lower() writes it."""
+    return str(flag).lower()

@@ -226,7 +226,7 @@ NONZERO = TransformOp("nonzero", "x != 0", lambda x: x != 0)  # numpy.count_nonz
 NONE = Epilogue("none", "a", lambda a, n: a)
 MEAN = Epilogue("mean", "a / static_cast<acc_t>(n)", lambda a, n: np.true_divide(a, n), _accumulate_mean)
 
-# Logical reductions of 1-byte inputs read four bytes at once (kernels/config.py, `pack_words`):
+# Logical reductions of 1-byte inputs read four bytes at once (kernels/planner/words.py, `folds_words`):
 # a word holds a true byte when it is nonzero, and nothing but true bytes when no byte is zero.
 # The latter is the classic has-a-zero-byte test, nonzero exactly when some byte is zero (a borrow
 # starts only at a zero byte, so a word without one borrows nowhere).

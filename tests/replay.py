@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Callable, Tuple
 
-from kernels.config import ReduceConfig
+from kernels.planner import ReduceConfig
 
 
 def _calc(dims) -> Callable[[int], Tuple[int, int]]:

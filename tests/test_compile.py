@@ -19,7 +19,7 @@ import pytest
 
 import kps
 from inputs_helpers import FMA, ROSENBROCK
-from kernels import config, look, source
+from kernels import config, look, planner, source
 from kps import raw
 
 nvrtc = pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
@@ -68,11 +68,6 @@ STATE_SPECS = [(kps.WELFORD, kps.variance(1)), (kps.LOGSUMEXP, kps.LOG_OF_SUM), 
                (kps.ARGMIN, kps.INDEX), (kps.WELFORD, kps.mean_and_variance(0))]
 
 
-def _plan_with(args, kw, blocks_per_sm, **more):
-    """config.plan(*args, **kw) with a planner's further arguments (config.lighter's)."""
-    return config.plan(*args, blocks_per_sm=blocks_per_sm, **dict(kw, **more))
-
-
 def _names(functors: kps.Functors):
     """{functors the kernels are instantiated with: kernel names}: a 1-byte `any` or `all` also
     reads words (source.plan_functors) wherever the planner packs them; a transform of several inputs
@@ -94,23 +89,24 @@ def _names(functors: kps.Functors):
         for pack, vectors, (off_grid, shift), misalign in itertools.product(
                 {False, kps.packs_words(functors)}, {not several, several and alike}, grids,
                 {0, kps.packs_words(functors)}):
-            kw = dict(in_misalign=int(misalign), pack_words=pack, acc_itemsize=functors.acc_dtype.itemsize,
-                      index_strides=functors.op.indexed, vector_loads=vectors,
-                      inputs=1 + len(functors.more_dtypes), inputs_off_grid=off_grid, inputs_shift=shift,
-                      state_acc=bool(functors.op.state), heavy_state=functors.op.heavy)
-            make = functools.partial(_plan_with, (shape, strides, axes, out_strides, itemsize,
-                                                  functors.out_dtype.itemsize, 132), kw)
-            cfg = make(0)
+            in_layout, traits, _ = config.values(
+                shape, strides, axes, out_strides, itemsize, functors.out_dtype.itemsize, in_misalign=int(misalign),
+                folds_words=pack, acc_itemsize=functors.acc_dtype.itemsize, indexed=functors.op.indexed,
+                vector_loads=vectors, inputs=1 + len(functors.more_dtypes), inputs_off_grid=off_grid,
+                inputs_shift=shift, state=bool(functors.op.state), heavy=functors.op.heavy)
+            make = functools.partial(planner.plan, in_layout, traits, sm_count=132)
+            budget = planner.Budget()
+            cfg = make(budget)
             f = source.plan_functors(cfg, functors)
             names.setdefault(f, set()).add(source.kernel_name(cfg, f))
             # the launcher's lighter tiles (as if every one spilled), down to the last
-            after = config.lighter(make, cfg, 1 << 20) if cfg.bounded else None
+            after = planner.lighter(make, cfg, budget, 1 << 20) if cfg.bounded else None
             while after is not None:
-                make, cfg = after
+                budget, cfg = after
                 names[f].add(source.kernel_name(cfg, f))
-                after = config.lighter(make, cfg, 1 << 20) if cfg.bounded else None
+                after = planner.lighter(make, cfg, budget, 1 << 20) if cfg.bounded else None
         if kps.packs_words(functors) and functors.out_dtype == np.bool_:  # kept columns read as words
-            cfg = config.plan(shape, strides, axes, out_strides, itemsize, 1, 132, pack_word_columns=True,
+            cfg = config.plan(shape, strides, axes, out_strides, itemsize, 1, 132, word_columns=True,
                               acc_itemsize=functors.acc_dtype.itemsize)
             # (odd ones staged, or wide ones read from the words around them)
             if cfg.word_columns or cfg.shifted_words or (cfg.stage is not None and cfg.stage.word_columns):

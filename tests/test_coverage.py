@@ -25,9 +25,7 @@ SMALL = SimpleNamespace(BLOCK_THREADS=64, MAX_COL_SHARED_BYTES=8192, BLOCKS_PER_
                         STAGE_MIN_SPAN_VECTORS_PER_THREAD=0, INNER_MIN_BLOCKS=4, BLOCK_ROW_IDLE_PER_BLOCK=1 / 16, INNER_SPILL_MIN_BLOCKS=3, HEAVY_COL_MIN_BLOCKS=4, STATE_BLOCK_ROW_STEPS=2, COL_ROW_STEPS=4, STATE_COL_TILE_BYTES=64,
                         MAX_COL_ACC_BYTES=64, MIN_WAVE_FILL=0.8, SPLIT_FILL_SLACK=0.05, STAGE_ROW_BANK_WAYS=2, STAGE_DIRECT_RUN_FILL=2,
                         STAGE_DIRECT_ROWS=4, STAGE_DIRECT_FOLDS=16, STAGE_DIRECT_ACC_BYTES=32, STAGE_DIRECT_REFOLDS=0.5,
-                        STAGE_RAGGED_COLUMNS=True, STAGE_WORD_COLUMNS=True,
-                        STAGE_WORD_COLUMN_RESIDUES=2, STAGE_BYTE_ROWS_MAX=16,
-                        STAGE_BYTE_ROWS_OVER_WORDS=True, STAGE_BYTE_ROWS_MAX_BANK_WAYS=4,
+                        STAGE_WORD_COLUMN_RESIDUES=2, STAGE_BYTE_ROWS_MAX=16, STAGE_BYTE_ROWS_MAX_BANK_WAYS=4,
                         SHIFTED_WORD_COLUMNS_MIN=64, SPLIT_ONE_LEVEL_ROUNDS=1, SPLIT_COUNTERS=65536)
 
 
@@ -49,8 +47,8 @@ def _positions(shape, strides, axes):
 
 
 def check_coverage(view: np.ndarray, axes, out_order, sm_count: int, misalign_items: int, tuning=policy,
-                   index_strides: bool = False, vector_loads: bool = True, inputs: int = 1, inputs_off_grid: bool = False,
-                   state_acc: bool = False, acc_itemsize: int = 0, heavy_state: bool = False, tile_elements: int = 0):
+                   indexed: bool = False, vector_loads: bool = True, inputs: int = 1, inputs_off_grid: bool = False,
+                   state: bool = False, acc_itemsize: int = 0, heavy: bool = False, tile_elements: int = 0):
     itemsize = view.itemsize
     strides = [s // itemsize for s in view.strides]
     kept_shape = [n for i, n in enumerate(view.shape) if i not in axes]
@@ -59,14 +57,14 @@ def check_coverage(view: np.ndarray, axes, out_order, sm_count: int, misalign_it
     out_strides = list(out.strides)
     cfg = config.plan(view.shape, strides, axes, out_strides, itemsize, 1, sm_count,
                       in_misalign=(misalign_items * itemsize) % 16, out_align=16, tuning=tuning,
-                      index_strides=index_strides, vector_loads=vector_loads, inputs=inputs, inputs_off_grid=inputs_off_grid,
-                      acc_itemsize=acc_itemsize or (16 if state_acc else 4), state_acc=state_acc,
-                      heavy_state=heavy_state, tile_elements=tile_elements)
+                      indexed=indexed, vector_loads=vector_loads, inputs=inputs, inputs_off_grid=inputs_off_grid,
+                      acc_itemsize=acc_itemsize or (16 if state else 4), state=state,
+                      heavy=heavy, tile_elements=tile_elements)
     assert 1 <= cfg.grid[0] <= tuning.MAX_GRID_X and 1 <= cfg.grid[1] <= tuning.MAX_GRID_Y
     replay = Replay(cfg, itemsize, (misalign_items * itemsize) % 16).run()
     assert replay.reads == _offsets(view.shape, strides), cfg
     assert replay.writes == _offsets(out.shape, out_strides), cfg
-    if index_strides:
+    if indexed:
         assert replay.positions == _positions(view.shape, strides, axes), cfg
     return cfg
 
@@ -107,8 +105,8 @@ def test_every_element_lifted_with_its_index(view, data):
     axes = tuple(sorted(data.draw(st.sets(st.integers(0, view.ndim - 1)), label="axes")))
     out_order = list(range(view.ndim - len(axes)))
     check_coverage(view, axes, out_order, data.draw(st.sampled_from([1, 2, 132])), data.draw(st.integers(0, 15)),
-                   data.draw(st.sampled_from([policy, SMALL])), index_strides=True, state_acc=True,
-                   heavy_state=data.draw(st.booleans()), tile_elements=data.draw(st.sampled_from([0, 8, 4, 1])))
+                   data.draw(st.sampled_from([policy, SMALL])), indexed=True, state=True,
+                   heavy=data.draw(st.booleans()), tile_elements=data.draw(st.sampled_from([0, 8, 4, 1])))
 
 
 @given(view=views(), data=st.data())
@@ -144,8 +142,8 @@ def test_coverage_cases(shape, axes, itemsize, layout):
     if layout == "transposed":
         view = np.empty(shape[::-1], f"u{itemsize}").T
     for sm_count, tuning in ((1, policy), (132, policy), (1, SMALL), (132, SMALL)):
-        for index_strides in (False, True):
-            cfg = check_coverage(view, axes, list(range(len(shape) - len(axes))), sm_count, 3, tuning, index_strides)
+        for indexed in (False, True):
+            cfg = check_coverage(view, axes, list(range(len(shape) - len(axes))), sm_count, 3, tuning, indexed)
             assert cfg.num_out == math.prod(n for i, n in enumerate(shape) if i not in axes)
 
 
@@ -157,16 +155,16 @@ def test_columns_of_few_rows_read_every_element_once(shape):
     view = np.empty(shape, "u4")
     for sm_count, tuning in ((132, policy), (1, policy), (132, SMALL), (1, SMALL)):
         for state in (True, False):
-            cfg = check_coverage(view, (0,), list(range(len(shape) - 1)), sm_count, 0, tuning, index_strides=state,
-                                 state_acc=state)
+            cfg = check_coverage(view, (0,), list(range(len(shape) - 1)), sm_count, 0, tuning, indexed=state,
+                                 state=state)
             assert cfg.kernel == "outer"
     for itemsize in (2, 4):  # Welford's 32-byte state: 2 columns a thread, more rows in flight
         cfg = check_coverage(np.empty(shape, f"u{itemsize}"), (0,), list(range(len(shape) - 1)), 132, 0,
-                             policy, state_acc=True, acc_itemsize=32)
+                             policy, state=True, acc_itemsize=32)
         if cfg.vec_in:  # (rows off the 16-byte grid take a column a thread, MISALIGNED_COL_TILE_ROWS rows)
             assert cfg.vec * cfg.ny * itemsize >= min(policy.STATE_COL_TILE_BYTES, cfg.vec * itemsize * shape[0])
     scalar = config.plan((16, 5000), (5000, 1), (0,), (1,), 4, 4, 132)
-    state = config.plan((16, 5000), (5000, 1), (0,), (1,), 4, 4, 132, acc_itemsize=16, state_acc=True)
+    state = config.plan((16, 5000), (5000, 1), (0,), (1,), 4, 4, 132, acc_itemsize=16, state=True)
     assert scalar.lanes == state.lanes == policy.BLOCK_THREADS
 
 
@@ -195,17 +193,15 @@ def test_ragged_column_lanes_read_every_element_once(shape, axes, itemsize):
 
 def test_ragged_column_lanes_follow_the_policy():
     """A thread per staged column where they are more than half a warp and at most half a block; a
-    power of two of threads elsewhere, and everywhere with STAGE_RAGGED_COLUMNS off."""
-    off = SimpleNamespace(**{**vars(SMALL), "STAGE_RAGGED_COLUMNS": False})
+    power of two of threads elsewhere."""
     for width in range(2, 80):
-        for tuning in (SMALL, off):
-            cfg = config.plan((4000, width), (width, 1), (0,), (1,), 1, 1, 132, in_misalign=1, tuning=tuning)
-            if cfg.kernel != "staged":
-                continue
-            if tuning is SMALL and 16 < width <= SMALL.BLOCK_THREADS // 2:
-                assert cfg.lanes == width, (width, cfg)
-            else:
-                assert cfg.lanes & (cfg.lanes - 1) == 0, (width, cfg)
+        cfg = config.plan((4000, width), (width, 1), (0,), (1,), 1, 1, 132, in_misalign=1, tuning=SMALL)
+        if cfg.kernel != "staged":
+            continue
+        if 16 < width <= SMALL.BLOCK_THREADS // 2:
+            assert cfg.lanes == width, (width, cfg)
+        else:
+            assert cfg.lanes & (cfg.lanes - 1) == 0, (width, cfg)
 
 
 #: Short aligned runs, walked flat: unsplit, split by runs, grid-stride, two segment dims.
@@ -218,21 +214,21 @@ def test_flat_runs_coverage(shape, axes, itemsize):
     view = np.empty(shape, f"u{itemsize}")
     seen = set()
     for sm_count, tuning in ((1, policy), (132, policy), (1, SMALL), (132, SMALL)):
-        for index_strides in (False, True):
-            cfg = check_coverage(view, axes, list(range(len(shape) - len(axes))), sm_count, 0, tuning, index_strides)
-            seen.add((cfg.flat_runs, cfg.num_splits > 1, index_strides))
+        for indexed in (False, True):
+            cfg = check_coverage(view, axes, list(range(len(shape) - len(axes))), sm_count, 0, tuning, indexed)
+            seen.add((cfg.flat_runs, cfg.num_splits > 1, indexed))
     assert any(flat and index for flat, _, index in seen), seen
 
 
 def check_words_coverage(view: np.ndarray, axes, sm_count: int, misalign: int, tuning=policy):
-    """A 1-byte `any`/`all` planned with pack_words and pack_word_columns: where it reads words,
+    """A 1-byte `any`/`all` planned with folds_words and word_columns: where it reads words,
     every input byte is read once (4 per word) and every output written once (4 per word where the
     words are columns); where a staged span folds its runs as words, every byte of them once."""
     strides = list(view.strides)
     kept_shape = [n for i, n in enumerate(view.shape) if i not in axes]
     out = np.empty(kept_shape, dtype=np.uint8)
     cfg = config.plan(view.shape, strides, axes, list(out.strides), 1, 1, sm_count, in_misalign=misalign,
-                      out_align=16, tuning=tuning, pack_words=True, pack_word_columns=True, acc_itemsize=1)
+                      out_align=16, tuning=tuning, folds_words=True, word_columns=True, acc_itemsize=1)
     if cfg.words or cfg.word_columns:
         assert not (cfg.words and cfg.word_columns) and (cfg.word_columns or cfg.kernel in ("inner", "staged")), cfg
         replay = Replay(cfg, 4, misalign).run()

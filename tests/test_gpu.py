@@ -207,7 +207,7 @@ def test_staged_plans_reach_every_regime():
 def test_one_byte_any_all_read_as_words(op, dtype, rng):
     shape = (37, 6, 64)
     strides = [int(np.prod(shape[i + 1:])) for i in range(len(shape))]
-    assert config.plan(shape, strides, (2,), [6, 1], 1, 1, 132, pack_words=True).words
+    assert config.plan(shape, strides, (2,), [6, 1], 1, 1, 132, folds_words=True).words
     for axis in [None, 2, (1, 2), (0, 2), 0]:  # axis 0 keeps the innermost dim: words of four columns
         x = data(shape, dtype, op, rng)
         check(op, run(op, cp.asarray(x), axis), x, axis)
@@ -384,7 +384,7 @@ def _plan_bytes(xd, axes):
     """The planner's plan of `xd`'s 1-byte any/all over `axes` (a fresh 256-aligned bool result)."""
     kept = [n for i, n in enumerate(xd.shape) if i not in axes]
     return config.plan(xd.shape, xd.strides, axes, [int(np.prod(kept[i + 1:])) for i in range(len(kept))], 1, 1, 132,
-                       in_misalign=xd.data.ptr % 16, out_align=256, pack_words=True, pack_word_columns=True,
+                       in_misalign=xd.data.ptr % 16, out_align=256, folds_words=True, word_columns=True,
                        acc_itemsize=1)
 
 

@@ -149,7 +149,7 @@ def test_a_state_row_tile_is_halved_where_its_bound_spills(dtype, monkeypatch):
 @pytest.mark.parametrize("shape", [(4096, 64), (64, 4096), (3, 100003)], ids=str)
 def test_a_state_rows_bound_above_the_fallback_never_spills(shape, dtype):
     """States over rows: ReduceInner bounded to INNER_MIN_BLOCKS where that spills nothing, else to
-    INNER_SPILL_MIN_BLOCKS (config.lighter); the occupancy the bound asks for, and NumPy's results."""
+    INNER_SPILL_MIN_BLOCKS (planner.lighter); the occupancy the bound asks for, and NumPy's results."""
     x = data(shape, dtype, "sum", np.random.default_rng(shape[1]))
     xd = cp.asarray(x)
     cases = [(kps.ARGMAX, kps.INDEX, ops.reduce_argmax, np.argmax),

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from hypothesis import example, given, strategies as st
 
-from kernels import config, params, policy
-from kernels.config import AxisError, Dim
+from kernels import config, params, planner, policy
+from kernels.planner import AxisError, Budget, Dim, splits
 
 
 def c_strides(shape):
@@ -39,10 +39,10 @@ def test_normalize_axis_errors_name_the_argument(axis, exc):
 
 
 def test_merge_contiguous_neighbours_only():
-    assert config.merge([Dim(4, 12), Dim(3, 4), Dim(4, 1)]) == (Dim(48, 1),)
-    assert config.merge([Dim(4, 24), Dim(3, 4), Dim(4, 1)]) == (Dim(4, 24), Dim(12, 1))
+    assert planner.merge([Dim(4, 12), Dim(3, 4), Dim(4, 1)]) == (Dim(48, 1),)
+    assert planner.merge([Dim(4, 24), Dim(3, 4), Dim(4, 1)]) == (Dim(4, 24), Dim(12, 1))
     # contiguous in the input but not in the output: kept apart
-    assert config.merge([Dim(4, 3, 1), Dim(3, 1, 4)]) == (Dim(4, 3, 1), Dim(3, 1, 4))
+    assert planner.merge([Dim(4, 3, 1), Dim(3, 1, 4)]) == (Dim(4, 3, 1), Dim(3, 1, 4))
 
 
 @pytest.mark.parametrize("shape,axes,kind,reduce_type", [
@@ -104,7 +104,7 @@ def test_split_group_takes_the_fewest_rounds(num_splits, per_round, columns):
     """One level where one block combines the splits in SPLIT_ONE_LEVEL_ROUNDS rounds or fewer, or
     where the groups' counters would not fit; else groups of whole rounds, none shorter on both
     levels together, and their counters fit."""
-    group = config._split_group(num_splits, per_round, columns, policy)
+    group = splits.split_group(num_splits, per_round, columns, policy)
     one = -(-num_splits // per_round)
     groups = -(-num_splits // group)
     if one <= policy.SPLIT_ONE_LEVEL_ROUNDS:
@@ -115,7 +115,7 @@ def test_split_group_takes_the_fewest_rounds(num_splits, per_round, columns):
         assert rounds < one
         assert all(-(-g // per_round) + -(-(-(-num_splits // g)) // per_round) >= rounds
                    for g in range(per_round, num_splits, per_round))
-    assert config._split_group(1, per_round, columns, policy) == 0
+    assert splits.split_group(1, per_round, columns, policy) == 0
 
 
 def test_many_splits_combine_in_two_levels():
@@ -134,9 +134,9 @@ def test_many_splits_combine_in_two_levels():
 
 @given(st.integers(1, 64), st.sampled_from([1, 2, 4, 8, 16, 32, 64, 512]), st.integers(1, 4096))
 def test_splits_within_fold_in_the_rounds_allowed(rounds, per_round, columns):
-    most = config._splits_within(rounds, per_round, columns, policy)
+    most = splits.splits_within(rounds, per_round, columns, policy)
     assert rounds * per_round <= most <= 1 << 16
-    assert config._combine_rounds(most, per_round, columns, policy) <= rounds
+    assert splits.combine_rounds(most, per_round, columns, policy) <= rounds
 
 
 @pytest.mark.parametrize("inner,axes", [((64, 7, 7), (0, 3)), ((128, 5, 5), (0, 3)), ((200, 3, 3), (0, 3)),
@@ -153,7 +153,7 @@ def test_wide_tiles_of_short_runs_split_over_two_levels(inner, axes, itemsize):
     assert cfg.kernel == "staged" and cfg.grid[0] * cfg.num_splits >= 132
     assert 1 < cfg.split_group < cfg.num_splits
     assert _combine_rounds(cfg, per_round) <= policy.STAGE_MAX_COMBINE_TRIPS
-    state = plan(shape, axes, itemsize=itemsize, state_acc=True, acc_itemsize=12)
+    state = plan(shape, axes, itemsize=itemsize, state=True, acc_itemsize=12)
     assert state.kernel == ("staged" if axes[-1] == len(shape) - 1 else "outer")
 
 
@@ -179,6 +179,34 @@ def test_short_aligned_runs_are_walked_flat():
         params.index_calc([Dim(128, 200704), Dim(784, 4)], 32)
 
 
+def test_word_views_are_new_layouts():
+    """Layout's word views (words of a reduced run, words of kept columns, ReduceOuter's shifted
+    words) return new layouts in word units and leave the byte layout as it was."""
+    rows = planner.Layout.of((37, 6, 64), (384, 64, 1), (2,), (6, 1), 1, 1)
+    before = dataclasses.replace(rows)
+    words = rows.as_words()
+    assert rows == before and rows.packs_words() and words.words and not rows.words
+    assert (words.itemsize, words.red, words.num_red) == (4, (Dim(16, 1),), 16)
+    columns = planner.Layout.of((9, 64), (64, 1), (0,), (1,), 1, 1)
+    assert columns.packs_word_columns() and columns.as_word_columns().kept == (Dim(16, 1, 1),)
+    assert columns.as_word_columns().word_columns and columns.itemsize == 1
+    odd = planner.Layout.of((9, 1001), (1001, 1), (0,), (1,), 1, 1)
+    shifted = odd.as_shifted_words()
+    assert (shifted.kept, shifted.num_out, shifted.shifted_words) == ((Dim(251, 4, 1),), 251, 1001)
+    assert odd.kept == (Dim(1001, 1, 1),) and odd.num_out == 1001
+
+
+def test_plan_takes_the_first_regime_that_plans():
+    """planner.plan tries ReduceStaged, then ReduceInner, then ReduceOuter: short misaligned rows are
+    staged, long ones walked by ReduceInner, columns read by ReduceOuter."""
+    assert [r.__name__.rsplit(".", 1)[-1] for r in planner.REGIMES] == ["staged", "inner", "outer"]
+    traits, budget = planner.Traits(), planner.Budget()
+    for shape, axes, kernel in (((999, 3), (1,), "staged"), ((64, 4096), (1,), "inner"), ((4096, 64), (0,), "outer")):
+        kept = [n for i, n in enumerate(shape) if i not in axes]
+        layout = planner.Layout.of(shape, c_strides(shape), axes, c_strides(kept), 4, 4)
+        assert planner.plan(layout, traits, budget, 132).kernel == kernel
+
+
 @pytest.mark.parametrize("shape,axes,strides,as_words,word_strides", [
     ((4096, 65536), (1,), None, (4096, 16384), None), ((1 << 28,), (0,), None, (1 << 26,), None),
     ((128, 64, 56, 56), (0, 2, 3), None, (128, 64, 56, 14), None), ((1024, 3), (0, 1), None, (768,), None),
@@ -188,7 +216,7 @@ def test_one_byte_logical_reductions_read_words(shape, axes, strides, as_words, 
     """A words plan is exactly the plan of the input seen as uint32: sizes, strides and offsets / 4."""
     strides = c_strides(shape) if strides is None else strides
     kept = [n for i, n in enumerate(shape) if i not in axes]
-    cfg = config.plan(shape, strides, axes, c_strides(kept), 1, 1, 132, pack_words=True)
+    cfg = config.plan(shape, strides, axes, c_strides(kept), 1, 1, 132, folds_words=True)
     word_axes = tuple(range(len(as_words))) if len(as_words) < len(shape) else axes
     expect = config.plan(as_words, word_strides or c_strides(as_words), word_axes, c_strides(kept), 4, 1, 132)
     assert cfg.words and cfg == dataclasses.replace(expect, words=True)
@@ -206,9 +234,9 @@ def test_one_byte_logical_reductions_read_words(shape, axes, strides, as_words, 
 def test_words_only_where_they_stay_inside_a_run(shape, axes, strides, misalign):
     strides = c_strides(shape) if strides is None else strides
     kept = [n for i, n in enumerate(shape) if i not in axes]
-    cfg = config.plan(shape, strides, axes, c_strides(kept), 1, 1, 132, in_misalign=misalign, pack_words=True)
+    cfg = config.plan(shape, strides, axes, c_strides(kept), 1, 1, 132, in_misalign=misalign, folds_words=True)
     assert cfg.words == (shape == (64, 66, 8))
-    assert not config.plan(shape, strides, axes, c_strides(kept), 2, 2, 132, pack_words=True).words
+    assert not config.plan(shape, strides, axes, c_strides(kept), 2, 2, 132, folds_words=True).words
 
 
 @pytest.mark.parametrize("shape", [(524281, 2), (270336, 2), (442368, 1), (540672, 1), (1 << 31, 2)])
@@ -273,12 +301,12 @@ def test_column_tiles_hold_no_more_rows_than_are_reduced(rows):
 def test_index_strides_follow_the_logical_order():
     """Arg-reductions: a transposed input's reduced dims stay apart (memory order is not the index
     order), a flipped dim counts down from its end, and a C-order input merges as before."""
-    t = config.plan((300, 200), (1, 300), (0, 1), (), 4, 8, 132, index_strides=True)
+    t = config.plan((300, 200), (1, 300), (0, 1), (), 4, 8, 132, indexed=True)
     assert t.kernel == "inner" and t.red == (Dim(200, 300, 1),) and t.inner == Dim(300, 1, 200)
     assert config.plan((300, 200), (1, 300), (0, 1), (), 4, 8, 132).inner.size == 60000  # merged without
-    f = config.plan((1000,), (-1,), (0,), (), 4, 8, 132, index_strides=True)
+    f = config.plan((1000,), (-1,), (0,), (), 4, 8, 132, indexed=True)
     assert f.in_offset == -999 and f.index_offset == 999 and f.inner.out_stride == -1
-    c = config.plan((64, 1000), (1000, 1), (0, 1), (), 4, 8, 132, index_strides=True)
+    c = config.plan((64, 1000), (1000, 1), (0, 1), (), 4, 8, 132, indexed=True)
     assert c.inner == Dim(64000, 1, 1) and c.index_offset == 0
 
 
@@ -286,10 +314,10 @@ def test_a_state_gets_a_block_per_output_only_over_several_steps():
     """Rows of one block step: a block each for a scalar, a warp each for a struct state, whose
     block-wide combine would be paid per row; long rows keep their block either way."""
     assert plan((65536, 4096), (1,)).lanes == policy.BLOCK_THREADS
-    assert plan((65536, 4096), (1,), acc_itemsize=16, state_acc=True).lanes == policy.WARP_SIZE
-    assert plan((4096, 65536), (1,), acc_itemsize=16, state_acc=True).lanes == policy.BLOCK_THREADS
+    assert plan((65536, 4096), (1,), acc_itemsize=16, state=True).lanes == policy.WARP_SIZE
+    assert plan((4096, 65536), (1,), acc_itemsize=16, state=True).lanes == policy.BLOCK_THREADS
     assert plan((4096, 65536), (1,)).min_blocks == 0
-    assert plan((4096, 65536), (1,), acc_itemsize=16, state_acc=True).min_blocks == policy.INNER_MIN_BLOCKS
+    assert plan((4096, 65536), (1,), acc_itemsize=16, state=True).min_blocks == policy.INNER_MIN_BLOCKS
 
 
 @pytest.mark.parametrize("itemsize", [2, 4])
@@ -310,9 +338,9 @@ def test_aligned_columns_over_too_few_rows_for_the_outer_tile_are_staged():
     staged; more rows, wider columns and states keep ReduceOuter."""
     for shape, itemsize in [((349525, 3, 128), 2), ((21845, 12, 512), 2), ((131072, 2, 256), 4),
                             ((52428, 5, 256), 4), ((87381, 3, 1024), 1)]:
-        words = dict(pack_words=True, pack_word_columns=True) if itemsize == 1 else {}  # a bool `any`
+        words = dict(folds_words=True, word_columns=True) if itemsize == 1 else {}  # a bool `any`
         assert plan(shape, (1,), itemsize=itemsize, **words).kernel == "staged", shape
-        assert plan(shape, (1,), itemsize=itemsize, state_acc=True, acc_itemsize=16).kernel == "outer", shape
+        assert plan(shape, (1,), itemsize=itemsize, state=True, acc_itemsize=16).kernel == "outer", shape
     for shape, itemsize in [((16384, 16, 512), 2), ((65536, 2, 512), 4), ((262144, 256), 4)]:
         assert plan(shape, (len(shape) - 2,), itemsize=itemsize).kernel == "outer", shape
 
@@ -343,71 +371,72 @@ def test_a_heavy_state_keeps_its_columns_blocks_resident(blocks_per_sm):
     (32 x 4096 x 1024 over axis 1: 256 tiles) to fill the waves of the blocks that are resident,
     never one wave and a bit; rows keep ReduceInner's bound, other states and scalars no column bound."""
     resident = 132 * max(blocks_per_sm, policy.HEAVY_COL_MIN_BLOCKS)
-    cfg = plan((32, 4096, 1024), (1,), acc_itemsize=8, state_acc=True, heavy_state=True, blocks_per_sm=blocks_per_sm)
+    cfg = plan((32, 4096, 1024), (1,), acc_itemsize=8, state=True, heavy=True, blocks_per_sm=blocks_per_sm)
     blocks = cfg.num_tiles * cfg.num_splits
     assert cfg.kernel == "outer" and cfg.min_blocks == policy.HEAVY_COL_MIN_BLOCKS
     assert cfg.num_tiles < resident < blocks * 2
     assert blocks <= resident or blocks / (-(-blocks // resident) * resident) >= policy.MIN_WAVE_FILL
-    light = plan((32, 4096, 1024), (1,), acc_itemsize=8, state_acc=True, blocks_per_sm=blocks_per_sm)
+    light = plan((32, 4096, 1024), (1,), acc_itemsize=8, state=True, blocks_per_sm=blocks_per_sm)
     scalar = plan((32, 4096, 1024), (1,), blocks_per_sm=blocks_per_sm)
     assert light.kernel == scalar.kernel == "outer" and light.min_blocks == scalar.min_blocks == 0
-    rows = plan((4096, 65536), (1,), acc_itemsize=8, state_acc=True, heavy_state=True, blocks_per_sm=blocks_per_sm)
+    rows = plan((4096, 65536), (1,), acc_itemsize=8, state=True, heavy=True, blocks_per_sm=blocks_per_sm)
     assert rows.kernel == "inner" and rows.min_blocks == policy.INNER_MIN_BLOCKS
 
 
 def test_a_tile_of_fewer_elements_has_fewer_rows():
     """`tile_elements` (the launcher's halving of a heavy state's tile that spills) takes rows off a
     column tile, down to one; columns off the 16-byte grid keep their element-wise tile."""
-    full = plan((4096, 65536), (0,), itemsize=2, acc_itemsize=8, state_acc=True, heavy_state=True)
+    full = plan((4096, 65536), (0,), itemsize=2, acc_itemsize=8, state=True, heavy=True)
     assert (full.vec, full.ny) == (8, 4)
     for elements, ny in ((16, 2), (8, 1), (4, 1)):
-        cfg = plan((4096, 65536), (0,), itemsize=2, acc_itemsize=8, state_acc=True, heavy_state=True,
+        cfg = plan((4096, 65536), (0,), itemsize=2, acc_itemsize=8, state=True, heavy=True,
                    tile_elements=elements)
         assert (cfg.vec, cfg.ny, cfg.min_blocks) == (8, ny, policy.HEAVY_COL_MIN_BLOCKS)
-    odd = plan((4096, 65535), (0,), itemsize=2, acc_itemsize=8, state_acc=True, heavy_state=True, tile_elements=8)
+    odd = plan((4096, 65535), (0,), itemsize=2, acc_itemsize=8, state=True, heavy=True, tile_elements=8)
     assert odd.vec == 1 and odd.ny == policy.MISALIGNED_COL_TILE_ROWS
 
 
 def test_a_spilling_tile_is_made_lighter():
-    """config.lighter, the launcher's step for a bounded tile that spills: half the elements of a
+    """planner.lighter, the launcher's step for a bounded tile that spills: half the elements of a
     heavy state's columns and then, where they cannot shrink, the plain plan (no bound); a state's
     rows to the lower bound where they spill at all, then, over BOUNDED_MAX_LOCAL_BYTES, half their
     elements down to one row, then nothing (their bound stays). A tile within its bytes stays."""
-    def columns(blocks_per_sm, **kw):
-        return plan((4096, 65536), (0,), itemsize=2, acc_itemsize=16, state_acc=True,
-                    **dict(dict(heavy_state=True), **kw), blocks_per_sm=blocks_per_sm)
+    def planner_of(shape, axes, **traits):
+        kept = [n for i, n in enumerate(shape) if i not in axes]
+        layout, traits, _ = config.values(shape, c_strides(shape), axes, c_strides(kept), 2, 2, acc_itemsize=16,
+                                          state=True, **traits)
+        return lambda budget: planner.plan(layout, traits, budget, 132)
 
+    columns = planner_of((4096, 65536), (0,), heavy=True)
     spill = policy.BOUNDED_MAX_LOCAL_BYTES + 1
-    make, cfg = columns, columns(0)
-    assert config.lighter(make, cfg, policy.BOUNDED_MAX_LOCAL_BYTES) is None
+    budget, cfg = Budget(), columns(Budget())
+    assert planner.lighter(columns, cfg, budget, policy.BOUNDED_MAX_LOCAL_BYTES) is None
     seen = [(cfg.ny, cfg.min_blocks)]
     while cfg.bounded:
-        make, cfg = config.lighter(make, cfg, spill)
+        budget, cfg = planner.lighter(columns, cfg, budget, spill)
         seen.append((cfg.ny, cfg.min_blocks))
     bound = policy.HEAVY_COL_MIN_BLOCKS
     assert seen == [(8, bound), (4, bound), (2, bound), (1, bound), (8, 0)]
+    assert budget == Budget(heavy_bound=False)
 
-    def rows(blocks_per_sm, **kw):
-        return plan((4096, 65536), (1,), itemsize=2, acc_itemsize=16, state_acc=True, blocks_per_sm=blocks_per_sm,
-                    **kw)
-
-    assert config.lighter(rows, rows(0), 0) is None
-    make, cfg = rows, rows(0)
+    rows = planner_of((4096, 65536), (1,))
+    assert planner.lighter(rows, rows(Budget()), Budget(), 0) is None
+    budget, cfg = Budget(), rows(Budget())
     seen = [(cfg.vec, cfg.ny, cfg.min_blocks)]
-    while (after := config.lighter(make, cfg, spill)) is not None:
-        make, cfg = after
+    while (after := planner.lighter(rows, cfg, budget, spill)) is not None:
+        budget, cfg = after
         seen.append((cfg.vec, cfg.ny, cfg.min_blocks))
         assert cfg.kernel == "inner" and cfg.bounded
     low, high = policy.INNER_SPILL_MIN_BLOCKS, policy.INNER_MIN_BLOCKS
     assert seen == [(8, 4, high), (8, 4, low), (8, 2, low), (8, 1, low)]
     # a spill within BOUNDED_MAX_LOCAL_BYTES lowers the bound and keeps the tile
-    make, cfg = config.lighter(rows, rows(0), 1)
-    assert (cfg.ny, cfg.min_blocks) == (4, low) and config.lighter(make, cfg, 1) is None
+    budget, cfg = planner.lighter(rows, rows(Budget()), Budget(), 1)
+    assert (cfg.ny, cfg.min_blocks) == (4, low) and planner.lighter(rows, cfg, budget, 1) is None
 
 
 @pytest.mark.parametrize("itemsize,acc_itemsize,vec", [(2, 4, 8), (2, 16, 4), (2, 32, 2), (4, 8, 4), (4, 32, 2)])
 def test_column_accumulators_are_capped_in_bytes(itemsize, acc_itemsize, vec):
-    cfg = plan((4096, 65536), (0,), itemsize=itemsize, acc_itemsize=acc_itemsize, state_acc=acc_itemsize > 8)
+    cfg = plan((4096, 65536), (0,), itemsize=itemsize, acc_itemsize=acc_itemsize, state=acc_itemsize > 8)
     assert cfg.kernel == "outer" and cfg.vec == vec
 
 
@@ -462,7 +491,7 @@ def test_a_thread_holds_at_most_the_policys_slots(itemsize):
     for inner in ((2, 128), (3, 256), (3, 33), (8, 128)):
         shape = ((64 << 20) // (itemsize * int(np.prod(inner))),) + inner
         for state, most in ((False, policy.STAGE_MAX_SLOTS), (True, policy.STAGE_MAX_STATE_SLOTS)):
-            kw = dict(state_acc=True, acc_itemsize=24) if state else {}
+            kw = dict(state=True, acc_itemsize=24) if state else {}
             cfg = plan(shape, (1,), itemsize=itemsize, **kw)
             if cfg.kernel != "staged" or not cfg.stage.slots_per_thread:
                 continue
@@ -485,7 +514,7 @@ def test_few_slots_of_several_dim_folds_take_lanes_to_fill_the_block(itemsize):
     cases.append(((5, 9, 33), (0, 2)))  # the span's row dim is a reduced dim of the folds
     for shape, axes in cases:
         for state in (False, True):
-            kw = dict(state_acc=True, acc_itemsize=24) if state else {}
+            kw = dict(state=True, acc_itemsize=24) if state else {}
             cfg = plan(shape, axes, itemsize=itemsize, **kw)
             st = cfg.stage
             if cfg.kernel != "staged" or not st.direct:

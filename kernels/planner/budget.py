@@ -1,0 +1,60 @@
+"""The launcher's knobs on a plan: the compiled kernel's occupancy, and the lighter tiles it retries
+with where a bounded state tile spills (`lighter`)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Callable, Optional, Tuple
+
+from .. import policy
+from .plans import ReduceConfig
+
+
+@dataclass(frozen=True)
+class Budget:
+    """`blocks_per_sm`: the compiled kernel's resident blocks per SM, when known (0: the policy's
+    estimate). `tile_elements`: ReduceOuter's aligned tile and ReduceInner's take rows only up to
+    this many elements a thread (rows x vector width, one row at least; 0: MAX_TILE_ELEMENTS;
+    columns off the 16-byte grid keep their element-wise tile). `inner_min_blocks`: ReduceInner's
+    launch bound for a state (0: INNER_MIN_BLOCKS). `heavy_bound`: a heavy state's columns keep
+    their launch bound (HEAVY_COL_MIN_BLOCKS); off, they are planned as any other state's."""
+
+    blocks_per_sm: int = 0
+    tile_elements: int = 0
+    inner_min_blocks: int = 0
+    heavy_bound: bool = True
+
+    def resident(self, sm_count: int, tuning) -> int:
+        """Resident blocks over the GPU: one full wave."""
+        return sm_count * (self.blocks_per_sm or tuning.BLOCKS_PER_SM)
+
+    def split_target(self, sm_count: int, tuning, per_sm: int = 0) -> int:
+        """The grid splits fill up to: SPLIT_BLOCKS_PER_SM (or `per_sm`) a SM, at most the resident."""
+        return sm_count * min(per_sm or tuning.SPLIT_BLOCKS_PER_SM, self.blocks_per_sm or tuning.BLOCKS_PER_SM)
+
+    def tile_rows(self, vec: int, tuning, rows: Optional[int] = None) -> int:
+        """Loads in flight per thread for a vector width: `rows` (MAX_TILE_ROWS unless given), at
+        most the budget's tile elements (MAX_TILE_ELEMENTS unless given)."""
+        return max(1, min(rows or tuning.MAX_TILE_ROWS, (self.tile_elements or tuning.MAX_TILE_ELEMENTS) // vec))
+
+
+def lighter(make: Callable[[Budget], ReduceConfig], cfg: ReduceConfig, budget: Budget, local_bytes: int,
+            tuning=policy) -> Optional[Tuple[Budget, ReduceConfig]]:
+    """The budget to try after `budget`, whose plan `cfg` is a bounded state tile whose kernel takes
+    `local_bytes` of local memory a thread (its stack and spills), and the plan `make` makes of it;
+    None where `cfg` stays. A state's rows bounded above INNER_SPILL_MIN_BLOCKS that spill at all:
+    that bound. Then, over BOUNDED_MAX_LOCAL_BYTES: half the tile's elements; where the tile cannot
+    shrink (one row, or columns off the 16-byte grid), a heavy state's columns planned as any other
+    state's (whole tile, no bound), and None for rows (their bound stays)."""
+    if cfg.kernel == "inner" and local_bytes > 0 and cfg.min_blocks > tuning.INNER_SPILL_MIN_BLOCKS:
+        fewer = replace(budget, inner_min_blocks=tuning.INNER_SPILL_MIN_BLOCKS)
+        return fewer, make(fewer)
+    if local_bytes <= tuning.BOUNDED_MAX_LOCAL_BYTES:
+        return None
+    half = replace(budget, tile_elements=cfg.vec * cfg.ny // 2)
+    smaller = make(half)
+    if smaller.ny < cfg.ny:
+        return half, smaller
+    if cfg.kernel != "outer":
+        return None
+    plain = replace(budget, heavy_bound=False, tile_elements=0)
+    return plain, make(plain)

@@ -1,0 +1,129 @@
+"""ReduceInner's regime: the innermost dim is reduced, so each output's runs are walked with vector
+loads by a group of lanes (a few, a warp, or the whole block), split across blocks only where the
+outputs alone cannot keep the GPU's memory busy."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Tuple
+
+from .budget import Budget
+from .dims import aligned, ceil, index_bits, pow2_at_least, size_of
+from .layout import Layout
+from .plans import ReduceConfig
+from .splits import choose_splits
+from .traits import Traits
+
+
+def applies(layout: Layout, traits: Traits, tuning) -> bool:
+    return layout.inner_reduced
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """What the choices of a ReduceInner plan read: the layout, traits and budget, and the walk of
+    one output (`vec` elements a load, `vectors` loads a run, `num_seg` runs)."""
+
+    layout: Layout
+    traits: Traits
+    budget: Budget
+    tuning: object
+    sm_count: int
+    vec: int
+
+    @property
+    def inner(self):
+        return self.layout.red[-1]
+
+    @property
+    def num_seg(self) -> int:
+        return size_of(self.layout.red[:-1])
+
+    @property
+    def vectors(self) -> int:
+        return ceil(self.inner.size, self.vec)
+
+    def fills_block_steps(self, step: int) -> bool:
+        """Whether a run fills the steps of a whole block (`step` vectors each) closely enough to
+        take one: the share of its steps' loads that its last, partial step leaves idle is at most
+        BLOCK_ROW_IDLE_PER_BLOCK for every block resident on an SM (the compiled kernel's; not
+        compiled yet, INNER_MIN_BLOCKS)."""
+        t = self.tuning
+        idle = 1 - self.vectors / (ceil(self.vectors, step) * step)
+        return idle <= (self.budget.blocks_per_sm or t.INNER_MIN_BLOCKS) * t.BLOCK_ROW_IDLE_PER_BLOCK
+
+    def group(self, walk: int, ny: int) -> Tuple[int, int]:
+        """(lanes, row blocks) for an output group walking `walk` vectors per pass. A block per
+        output when an output fills a step of the whole block (a state: several steps), and either
+        its run fills the block's steps or warps per output would leave the GPU short of blocks
+        (policy.py)."""
+        t, block = self.tuning, self.tuning.BLOCK_THREADS
+        lanes = min(t.WARP_SIZE, pow2_at_least(ceil(walk, ny)))
+        row_blocks = ceil(self.layout.num_out, block // lanes)
+        block_walk = block * ny * (t.STATE_BLOCK_ROW_STEPS if self.traits.state else 1)
+        if (lanes == t.WARP_SIZE and self.vectors * self.num_seg >= block_walk
+                and (self.vectors >= block_walk and self.fills_block_steps(block * ny)
+                     or row_blocks < self.budget.resident(self.sm_count, t))):
+            lanes, row_blocks = block, self.layout.num_out
+        return lanes, row_blocks
+
+    def splits(self, lanes: int, ny: int, row_blocks: int, flat: bool, split_target: int) -> dict:
+        """The split of each output's runs across blocks: whole segments per block, or chunks of a
+        run (never for flat runs, which split by whole runs only)."""
+        t, inner, num_seg = self.tuning, self.inner, self.num_seg
+        step = lanes * ny * self.vec  # elements one step of the group covers
+        steps_per_seg = ceil(inner.size, step)
+        steps = ceil(self.vectors * num_seg, lanes * ny) if flat else steps_per_seg * num_seg
+        whole = dict(num_splits=1, segs_per_split=1, chunks=1, chunk_len=inner.size)
+        if not (row_blocks < split_target and row_blocks <= t.MAX_GRID_X and steps >= t.INNER_SPLIT_MIN_STEPS):
+            return whole
+        chunk_max = 1 if flat else max(1, steps_per_seg // t.MIN_SPLIT_STEPS)
+
+        def realize(want):  # -> (splits, segments per split, chunks, chunk length)
+            if want <= num_seg or chunk_max == 1:
+                per = ceil(num_seg, want)
+                return ceil(num_seg, per), per, 1, inner.size
+            chunk_len = ceil(ceil(inner.size, min(want // num_seg, chunk_max)), step) * step
+            chunks = ceil(inner.size, chunk_len)
+            return num_seg * chunks, 1, chunks, chunk_len
+
+        max_splits = min(num_seg * chunk_max, t.MAX_GRID_Y)
+        num_splits = choose_splits(row_blocks, split_target, max_splits, lambda w: realize(w)[0], t.SPLIT_FILL_SLACK)
+        if num_splits == 1:
+            return whole
+        _, per, chunks, chunk_len = realize(num_splits)
+        return dict(num_splits=num_splits, segs_per_split=per, chunks=chunks, chunk_len=chunk_len)
+
+
+def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) -> ReduceConfig:
+    """ReduceInner's launch. Short aligned runs are walked as one flat sequence of vectors (see
+    FLAT_RUN_MAX_STEPS); groups of a warp or more share the chunks of inputs off the first one's grid
+    between lanes, holding every input's loads of a tile at once: fewer rows a tile, more blocks."""
+    inner, segs = layout.red[-1], layout.red[:-1]
+    vec = tuning.LOAD_BYTES // layout.itemsize if traits.vector_loads and inner.in_stride == 1 and inner.size > 1 else 1
+    rows = _Rows(layout, traits, budget, tuning, sm_count, vec)
+    ny = budget.tile_rows(vec, tuning)
+    flat = (vec > 1 and rows.num_seg > 1 and inner.size % vec == 0
+            and aligned(layout.in_base, [d.in_stride for d in layout.kept + segs], layout.itemsize, tuning.LOAD_BYTES))
+    lanes, row_blocks = rows.group(rows.vectors * rows.num_seg if flat else rows.vectors, ny)
+    if flat and rows.vectors >= tuning.FLAT_RUN_MAX_STEPS * lanes * ny:
+        flat = False
+        lanes, row_blocks = rows.group(rows.vectors, ny)
+    shared_lanes, split_target = False, budget.split_target(sm_count, tuning)
+    if traits.inputs_off_grid and vec > 1 and not flat:
+        shared_ny = min(ny, tuning.INPUTS_TILE_ROWS)
+        shared = rows.group(rows.vectors, shared_ny)
+        if shared[0] >= tuning.WARP_SIZE:
+            shared_lanes, ny, (lanes, row_blocks) = True, shared_ny, shared
+            split_target = budget.split_target(sm_count, tuning, tuning.INPUTS_SPLIT_BLOCKS_PER_SM)
+    split = rows.splits(lanes, ny, row_blocks, flat, split_target)
+    num_out, num_splits = layout.num_out, split["num_splits"]
+    return ReduceConfig(
+        reduce_type=layout.reduce_type, kernel="inner", kept=layout.kept, red=segs, inner=inner,
+        index_bits=index_bits(layout.extent, layout.out_extent, num_out, layout.num_red, num_splits * num_out),
+        vec=vec, ny=ny, lanes=lanes, grid=(min(row_blocks, tuning.MAX_GRID_X), num_splits),
+        flat_runs=flat, words=layout.words, word_columns=layout.word_columns, shared_lanes=shared_lanes,
+        input_shift=traits.inputs_shift if shared_lanes else 0,
+        min_blocks=(budget.inner_min_blocks or tuning.INNER_MIN_BLOCKS) if traits.state else 0,
+        in_offset=layout.in_offset, num_out=num_out, num_red=layout.num_red, block=tuning.BLOCK_THREADS,
+        index_offset=layout.index_offset, **split,
+    )

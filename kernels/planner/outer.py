@@ -1,0 +1,112 @@
+"""ReduceOuter's regime: the innermost dim is kept, so neighbouring outputs share loads: a tile of
+`lanes` threads side by side over `vec` columns each, rows of threads down the reduced rows, the
+rows split across blocks where the tiles alone cannot fill the GPU (or would leave its last wave
+mostly empty)."""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from .budget import Budget
+from .dims import aligned, ceil, index_bits, pow2_at_least, pow2_at_most, size_of
+from .layout import Layout
+from .plans import ReduceConfig
+from .splits import choose_splits, split_group, wave_fill
+from .traits import Traits
+from .words import shifts_words
+
+
+def applies(layout: Layout, traits: Traits, tuning) -> bool:
+    return not layout.inner_reduced
+
+
+def col_threads(cols: int, num_red: int, ny: int, tuning) -> int:
+    """ReduceOuter's threads side by side (BX) over `cols` vectors of columns (a power of two):
+    MAX_COL_THREADS, wider where the `num_red` reduced rows are too few for every row of threads
+    to walk COL_ROW_STEPS steps of `ny` rows, at most one a column and the block. (7 rows under a
+    2048-wide kept dim: one row of 256 threads walks all 7, where 8 rows of 32 would leave 25 of 32
+    idle.)"""
+    block = tuning.BLOCK_THREADS
+    few_rows = block // pow2_at_least(ceil(num_red, ny * tuning.COL_ROW_STEPS))
+    return min(cols, block, max(tuning.MAX_COL_THREADS, few_rows))
+
+
+class _Tile(NamedTuple):
+    """A thread's tile: `vec` adjacent columns, `ny` rows in flight; 16-byte loads (`vec_in`) and
+    vector stores (`vec_out`) where the alignment allows them."""
+
+    vec: int
+    ny: int
+    vec_in: bool
+    vec_out: bool
+
+
+def _tile(cols: Layout, traits: Traits, budget: Budget, tuning) -> _Tile:
+    """A thread's tile over the columns `cols`. Tile rows: no more than the reduced rows need (unused
+    rows cost registers, so blocks); a state's columns as many as keep STATE_COL_TILE_BYTES in
+    flight; rows off the 16-byte grid (and shifted words) a column per thread,
+    MISALIGNED_COL_TILE_ROWS rows (policy.py)."""
+    inner, outer, itemsize = cols.kept[-1], cols.kept[:-1], cols.itemsize
+    acc_itemsize = 4 if cols.shifted_words else traits.acc_itemsize  # (a word of four results: 4 bytes)
+    vec = min(tuning.LOAD_BYTES // itemsize, tuning.MAX_COL_VEC, pow2_at_most(inner.size),
+              pow2_at_most(tuning.MAX_COL_SHARED_BYTES // (tuning.BLOCK_THREADS * acc_itemsize)),
+              pow2_at_most(tuning.MAX_COL_ACC_BYTES // acc_itemsize))
+    rows = max(tuning.MAX_TILE_ROWS, tuning.STATE_COL_TILE_BYTES // (vec * itemsize)) if traits.state else None
+    ny = min(budget.tile_rows(vec, tuning, rows), pow2_at_least(cols.num_red))
+    # (a size-1 dim's stride is never stepped)
+    vec_in = traits.vector_loads and inner.in_stride == 1 and aligned(
+        cols.in_base, [d.in_stride for d in outer + cols.red if d.size > 1], itemsize, vec * itemsize)
+    if cols.shifted_words or (inner.in_stride == 1 and not vec_in):
+        vec, ny, vec_in = 1, tuning.MISALIGNED_COL_TILE_ROWS, False
+    vec_out = inner.out_stride == 1 and aligned(cols.out_align, [d.out_stride for d in outer], cols.out_itemsize,
+                                                vec * cols.out_itemsize)
+    return _Tile(vec, ny, vec_in, vec_out)
+
+
+def _row_splits(num_tiles: int, step: int, num_red: int, resident: int, split_target: int, tuning):
+    """(rows per split, splits) of the reduced rows: where the tiles are fewer than `split_target`,
+    or outnumber the `resident` blocks but would leave the last wave mostly empty (MIN_WAVE_FILL)."""
+    few_waves = resident < num_tiles and wave_fill(num_tiles, resident) < tuning.MIN_WAVE_FILL
+    if not ((num_tiles < split_target or few_waves) and num_tiles <= tuning.MAX_GRID_X):
+        return num_red, 1
+    max_splits = min(max(1, num_red // (tuning.MIN_SPLIT_STEPS * step)), tuning.MAX_GRID_Y)
+
+    def rows_for(want):
+        return ceil(ceil(num_red, want), step) * step
+
+    num_splits = choose_splits(num_tiles, resident if few_waves else split_target, max_splits,
+                               lambda w: ceil(num_red, rows_for(w)), tuning.SPLIT_FILL_SLACK)
+    rows_per_split = rows_for(num_splits)
+    num_splits = ceil(num_red, rows_per_split)
+    return (num_red if num_splits == 1 else rows_per_split), num_splits
+
+
+def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) -> ReduceConfig:
+    """ReduceOuter's launch. A heavy state keeps HEAVY_COL_MIN_BLOCKS blocks resident (while the
+    budget bounds it), and its splits fill whole waves of them: its resident blocks hide the
+    combine's work."""
+    cols = layout.as_shifted_words() if shifts_words(layout, traits, tuning) else layout
+    inner, outer, num_red = cols.kept[-1], cols.kept[:-1], cols.num_red
+    heavy = traits.heavy and budget.heavy_bound
+    vec, ny, vec_in, vec_out = _tile(cols, traits, budget, tuning)
+    block = tuning.BLOCK_THREADS
+    bx = col_threads(pow2_at_least(ceil(inner.size, vec)), num_red, ny, tuning)
+    by = block // bx
+    col_tiles = ceil(inner.size, bx * vec)
+    num_tiles = size_of(outer) * col_tiles
+    split_target = budget.split_target(sm_count, tuning)
+    if heavy:
+        split_target = sm_count * max(budget.blocks_per_sm, tuning.HEAVY_COL_MIN_BLOCKS)
+    rows_per_split, num_splits = _row_splits(num_tiles, by * ny, num_red, budget.resident(sm_count, tuning),
+                                             split_target, tuning)
+    # a round of the combine: each row of threads' partial rows (kps::kPartialRows: one for a state,
+    # else the tile's)
+    group = split_group(num_splits, by * (1 if traits.state else ny), min(num_tiles, tuning.MAX_GRID_X), tuning)
+    return ReduceConfig(
+        reduce_type=layout.reduce_type, kernel="outer", kept=outer, red=cols.red, inner=inner,
+        index_bits=index_bits(layout.extent, layout.out_extent, cols.num_out, num_red, num_splits * cols.num_out),
+        vec=vec, ny=ny, lanes=bx, grid=(min(num_tiles, tuning.MAX_GRID_X), num_splits), num_splits=num_splits,
+        rows_per_split=rows_per_split, col_tiles=col_tiles, num_tiles=num_tiles,
+        vec_in=vec_in, vec_out=vec_out, word_columns=cols.word_columns, shifted_words=cols.shifted_words,
+        min_blocks=tuning.HEAVY_COL_MIN_BLOCKS if heavy else 0, split_group=group,
+        in_offset=cols.in_offset, num_out=cols.num_out, num_red=num_red, block=block, index_offset=cols.index_offset,
+    )

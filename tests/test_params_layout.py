@@ -1,0 +1,55 @@
+"""kernels/params.py's field tables and kernels/source.py's template arguments name the fields of
+reduce.cuh's parameter structs and the parameters of its kernel templates, in their order: the
+Python side and the CUDA side read as one layout (checked on the source text, no GPU)."""
+from __future__ import annotations
+
+import re
+from types import SimpleNamespace
+
+import pytest
+
+from kernels import config, params, source
+
+CUDA = (source.INCLUDE_DIR / "reduce.cuh").read_text()
+FUNCTORS = SimpleNamespace(input_type="float", reduce_struct="R", transform_struct="Tr", epilogue_struct="Ep")
+
+#: A plan of each kernel.
+PLANS = {"inner": config.plan((64, 64), (64, 1), (1,), (1,), 4, 4, 132),
+         "outer": config.plan((64, 64), (64, 1), (0,), (1,), 4, 4, 132),
+         "staged": config.plan((999, 3), (3, 1), (1,), (1,), 4, 4, 132)}
+
+
+def _struct_fields(name: str):
+    body = re.search(r"struct %s \{(.*?)\n\};" % name, CUDA, re.S).group(1)
+    fields = []
+    for line in body.splitlines():
+        code = line.split("//")[0].strip()
+        if code.endswith(";"):
+            fields.append(re.match(r".*?(\w+)\s*(\[[^\]]*\])?;$", code).group(1))
+    return fields
+
+
+def _template_params(kernel: str):
+    found = re.search(r"template <([^>]*(?:<[^>]*>[^>]*)*)>\s*__global__ void __launch_bounds__\([^)]*\) %s\(" % kernel,
+                      CUDA, re.S)
+    return [p.split()[-1] for p in found.group(1).split(",")]
+
+
+@pytest.mark.parametrize("kernel", sorted(params.STRUCTS))
+def test_field_tables_name_the_struct_fields_in_order(kernel):
+    struct, scalars = params.STRUCTS[kernel]
+    calcs = ["kept", "red"] + (["slots", "folds"] if kernel == "staged" else [])
+    expect = ["x", "y", "partials", "semaphores"] + calcs + [name for name, _ in scalars] + ["look", "more_inputs"]
+    assert _struct_fields(struct) == expect
+    cfg = PLANS[kernel]
+    assert cfg.kernel == kernel
+    assert len(params.pack(cfg)) == params.POINTERS + sum(
+        len(params.index_calc(d, cfg.index_bits)) for d in (cfg.kept, cfg.red_calc)) + (
+        sum(len(params.index_calc(d, 32)) for d in (cfg.stage.slots, cfg.stage.folds)) if cfg.stage else 0) + len(
+        scalars) + params.LOOK_FIELDS + params.MORE_INPUTS
+
+
+@pytest.mark.parametrize("kernel", sorted(source.KERNELS))
+def test_template_arguments_name_the_kernel_parameters_in_order(kernel):
+    names = [name for name, _ in source.template_args(PLANS[kernel], FUNCTORS)]
+    assert names == _template_params(source.KERNELS[kernel])
