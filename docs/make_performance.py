@@ -86,6 +86,8 @@ def _kind(data) -> Optional[str]:
             return "sweep"
         if "op" in first and "ours_us" in first:
             return "cases"
+        if "workers" in first:
+            return "dask"
         return None
     if "direct_us" in first:
         return "graph"
@@ -230,13 +232,23 @@ def accuracy_section(entries) -> List[str]:
 
 
 def dask_section(entries) -> List[str]:
-    out = ["| workers | op | impl | s | GB/s per worker | net GB/s per worker | ok |",
-           "| ---: | --- | --- | ---: | ---: | ---: | --- |"]
-    for _, rows in entries:
-        for r in rows:
-            ok = r.get("ok")
-            out.append(f"| {r.get('workers')} | {r.get('op')} | {r.get('impl')} | {_fmt(r.get('s'), '.3f')}"
-                       f" | {_fmt(r.get('GBps_per_worker'), '.1f')} | {_fmt(r.get('reduction_GBps_per_worker'), '.0f')}"
+    """One row per (workers, op): ours and dask's own seconds, scaling over one worker, GB/s per
+    worker end to end, and the net GB/s per worker (in % of one in-memory block's)."""
+    out = ["| GPUs | op | ours s | dask's own s | scaling | vs dask | GB/s per GPU | net GB/s per GPU | ok |",
+           "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for name, data in entries:
+        rows = data.get("rows", []) if isinstance(data, dict) else data
+        plan = data.get("plan", {}) if isinstance(data, dict) else {}
+        if plan:
+            out.insert(0, f"From `{name}`: {plan.get('total_bytes', 0) / 1e9:.0f} GB in {plan.get('blocks')} blocks of "
+                          f"{plan.get('block_bytes', 0) / 2**30:g} GiB.\n")
+        for ours, theirs in zip(rows[::2], rows[1::2]):
+            pct = ours.get("net_pct_of_alone")
+            net = _fmt(ours.get("net_GBps_per_worker"), ".0f") + (f" ({pct:.0f}%)" if pct is not None else "")
+            ok = ours.get("ok")
+            out.append(f"| {ours.get('workers')} | {ours.get('op')} | {_fmt(ours.get('s'), '.3f')}"
+                       f" | {_fmt(theirs.get('s'), '.3f')} | {_fmt(ours.get('scaling'), '.2f')}x"
+                       f" | {theirs['s'] / ours['s']:.2f}x | {_fmt(ours.get('GBps_per_worker'), '.0f')} | {net}"
                        f" | {'' if ok is None else ('yes' if ok else 'NO')} |")
     return out + [""]
 

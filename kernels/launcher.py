@@ -156,13 +156,13 @@ class Launch:
         repeated call runs, with `__call__`'s arguments: a split launch on the legacy default stream whose
         workspace is ready skips `__call__`'s capture query, since that stream is never captured (CUDA refuses
         it): the query cost 1.4 us on the H100's host before the launch (a split 256 MB sum's host time to its
-        launch: 7.6-8.5 -> 5.1-5.4 us, with the result allocated ahead, ops/api.py). Other split launches take
+        launch: 7.6-8.5 -> 5.1-5.4 us, with the result allocated ahead, ops/gpu_backend.py). Other split launches take
         `__call__`."""
         params, lock, args, x_offset, launch, need = (self._params, self._call_lock, self._args_ptr, self._x_offset,
                                                       _launch_kernel, self._workspace_bytes)
         function, gx, gy, gz, bx, by, bz, smem = self._grid
         # `general` holds the Launch, and so its ctypes pointer array, whose address `args` is, for as
-        # long as a prepared call (ops/api.py, ops/interop.py) keeps `run` after the launch cache let go
+        # long as a prepared call (ops/gpu_backend.py, ops/interop.py) keeps `run` after the launch cache let go
         more_slots, more_offsets, general = self._more_slots, self._more_offsets, self.__call__
         look_slot, look_end = self._look_slot, self._look_slot + LOOK_FIELDS
 
