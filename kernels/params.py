@@ -1,11 +1,11 @@
 """Kernel parameters: the host side of `InnerParams` / `OuterParams` / `StagedParams`
-(kernels/cuda/reduce.cuh).
+(kernels/cuda/params.cuh).
 
 Every field of those structs is 8 bytes wide, so the struct is a flat int64 array here: four
 pointers, then the index calculators, then the scalars, in declaration order, then the look's
 fields (LOOK_FIELDS slots), and last the pointers of a transform's further inputs (MORE_INPUTS slots).
 The scalars are the tables below, one per struct, each field by its name in the struct
-(tests/test_params_layout.py checks names and order against reduce.cuh).
+(tests/test_params_layout.py checks names and order against kernels/cuda/params.cuh).
 """
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ STAGED_FIELDS: Fields = (
     ("split_group", lambda c: c.split_group),
 )
 
-#: kernel -> (its struct in reduce.cuh, its scalars).
+#: kernel -> (its struct in kernels/cuda/params.cuh, its scalars).
 STRUCTS = {"inner": ("InnerParams", INNER_FIELDS), "outer": ("OuterParams", OUTER_FIELDS),
            "staged": ("StagedParams", STAGED_FIELDS)}
 

@@ -46,12 +46,12 @@ def kernel_name(cfg: ReduceConfig, functors: Functors) -> str:
     return f"kernels::{KERNELS[cfg.kernel]}<{args}>"
 
 
-#: kernel -> its template in reduce.cuh.
+#: kernel -> its template (kernels/cuda/inner.cuh, outer.cuh, staged.cuh).
 KERNELS = {"inner": "ReduceInner", "outer": "ReduceOuter", "staged": "ReduceStaged"}
 
 
 def template_args(cfg: ReduceConfig, functors: Functors) -> List[Tuple[str, object]]:
-    """The kernel template's arguments for this plan, each by its parameter's name in reduce.cuh
+    """The kernel template's arguments for this plan, each by its parameter's name in its header
     (tests/test_params_layout.py checks names and order against it), in order."""
     index_t = "unsigned int" if cfg.index_bits == 32 else "unsigned long long"
     head = [("Tin", "unsigned char" if reads_bytes(cfg) else functors.input_type), ("R", functors.reduce_struct),

@@ -1,6 +1,6 @@
 """A Python replay of a planned launch: which input offsets each thread of the grid reads and which
 output offsets are written, following ReduceInner / ReduceOuter / ReduceStaged
-(kernels/cuda/reduce.cuh) loop by loop. The coverage tests check every input element is read
+(kernels/cuda/inner.cuh, outer.cuh, staged.cuh) loop by loop. The coverage tests check every input element is read
 exactly once and every output written exactly once, on the CPU, for the tail blocks and splits too,
 and that the index each element is lifted with (arg-reductions) is its place in the reduced range.
 """

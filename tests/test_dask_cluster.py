@@ -24,6 +24,20 @@ def test_the_dask_bench_runs_on_cpu_workers(capsys):
     assert "no GPU" in out and "0 wrong results" in out and out.count("column sum") == 2
 
 
+def kill_a_busy_worker(client, wait: float, within: float) -> str:
+    """SIGKILL a worker process `wait` seconds after the cluster's first task started (it then holds
+    finished blocks and runs another); its address."""
+    pids = client.run(os.getpid)
+    deadline = time.monotonic() + within
+    while not any(client.processing().values()):
+        assert time.monotonic() < deadline, "no task started"
+        time.sleep(0.05)
+    time.sleep(wait)
+    victim = next(address for address, tasks in client.processing().items() if tasks)
+    os.kill(pids[victim], signal.SIGKILL)
+    return victim
+
+
 def test_a_killed_worker_is_recomputed_and_the_result_stays_right():
     def slow(block):  # local, so it travels to the workers by value
         import time as t
@@ -36,14 +50,7 @@ def test_a_killed_worker_is_recomputed_and_the_result_stays_right():
             distributed.Client(cluster) as client:
         d = da.from_array(x, chunks=(8, 40)).map_blocks(slow)
         futures = client.compute([ops.reduce_var(d, axis=0), ops.reduce_argmax(d, axis=0)])
-        pids = client.run(os.getpid)
-        deadline = time.monotonic() + 60
-        while not any(client.processing().values()):
-            assert time.monotonic() < deadline, "no task started"
-            time.sleep(0.05)
-        time.sleep(0.4)  # a worker holds finished blocks and runs another
-        victim = next(address for address, tasks in client.processing().items() if tasks)
-        os.kill(pids[victim], signal.SIGKILL)
+        kill_a_busy_worker(client, wait=0.4, within=60)
         var, argmax = (f.result(timeout=120) for f in futures)
     np.testing.assert_allclose(var, x.var(axis=0), rtol=1e-12)
     np.testing.assert_array_equal(argmax, x.argmax(axis=0))

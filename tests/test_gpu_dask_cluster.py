@@ -4,9 +4,6 @@ killed in the middle of a variance and an argmax is replaced, dask recomputes it
 results stay right. Skipped, with the reason, where fewer than two GPUs are visible."""
 from __future__ import annotations
 
-import os
-import signal
-import time
 import warnings
 
 import numpy as np
@@ -15,6 +12,7 @@ import pytest
 import kps
 import ops
 from test_dask import MINMAX, RMS, SPREAD, same
+from test_dask_cluster import kill_a_busy_worker
 
 pytestmark = pytest.mark.gpu
 cp = pytest.importorskip("cupy")
@@ -116,14 +114,7 @@ def test_a_killed_gpu_worker_is_recomputed_and_the_results_stay_right():
     with _cluster() as cluster, distributed.Client(cluster) as client:
         d = da.from_array(X, chunks=(3, 20, 6)).map_blocks(slow, meta=cp.empty((0, 0, 0)))
         futures = client.compute([ops.reduce_var(d, axis=0), ops.reduce_argmax(d, axis=0)])
-        pids = client.run(os.getpid)
-        deadline = time.monotonic() + 120
-        while not any(client.processing().values()):
-            assert time.monotonic() < deadline, "no task started"
-            time.sleep(0.05)
-        time.sleep(0.5)  # a worker holds finished blocks and runs another
-        victim = next(address for address, tasks in client.processing().items() if tasks)
-        os.kill(pids[victim], signal.SIGKILL)
+        victim = kill_a_busy_worker(client, wait=0.5, within=120)
         var, argmax = (cp.asnumpy(f.result(timeout=300)) for f in futures)
         assert victim not in client.scheduler_info()["workers"]  # the killed worker is gone, its blocks recomputed
     same(var, np.var(X, axis=0), rtol=1e-10)

@@ -1,6 +1,7 @@
 """kernels/params.py's field tables and kernels/source.py's template arguments name the fields of
-reduce.cuh's parameter structs and the parameters of its kernel templates, in their order: the
-Python side and the CUDA side read as one layout (checked on the source text, no GPU)."""
+the parameter structs (kernels/cuda/params.cuh) and the parameters of the kernel templates
+(inner.cuh, outer.cuh, staged.cuh), in their order: the Python side and the CUDA side read as one
+layout (checked on the source text, no GPU)."""
 from __future__ import annotations
 
 import re
@@ -10,7 +11,7 @@ import pytest
 
 from kernels import config, params, source
 
-CUDA = (source.INCLUDE_DIR / "reduce.cuh").read_text()
+CUDA = "\n".join(path.read_text() for path in sorted(source.INCLUDE_DIR.glob("*.cuh")))
 FUNCTORS = SimpleNamespace(input_type="float", reduce_struct="R", transform_struct="Tr", epilogue_struct="Ep")
 
 #: A plan of each kernel.

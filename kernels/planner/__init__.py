@@ -7,7 +7,7 @@ Pure Python (no CuPy), so every planning rule is unit-tested on a machine withou
 - budget.py: `Budget`, the launcher's knobs (occupancy, tile elements, launch bounds), and
   `lighter`, the next budget where a bounded state tile spills;
 - words.py: a 1-byte `any` / `all` read as uint32 words (the layout views the kernels read);
-- staged.py, inner.py, outer.py: the three kernels' regimes (kernels/cuda/reduce.cuh), each an
+- staged.py, inner.py, outer.py: the three kernels' regimes (kernels/cuda/inner.cuh, outer.cuh, staged.cuh), each an
   `applies` / `plan` pair;
 - splits.py: splits across blocks and the combine rounds of their partials;
 - plans.py: `ReduceConfig` and `Stage`, what the launcher, source.py and params.py read;

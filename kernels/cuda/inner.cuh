@@ -1,0 +1,96 @@
+// ReduceInner: the innermost dim is reduced (`last`, `full`, and `any` reductions ending in a
+// reduced dim) and its runs are long or 16-byte aligned: LANES threads share one output and walk its
+// contiguous runs with 16-byte loads; the other reduced dims are runs ("segments") found by an
+// index calculator. Short aligned runs are walked as one flat sequence of vectors.
+#pragma once
+
+#include "params.cuh"
+#include "folds.cuh"
+
+namespace kernels {
+
+template <typename Tin, class R, class Tr, class Ep, int VEC, int NY, int LANES, int BLOCK, int MIN_BLOCKS,
+          int KND, int RND, typename IndexT, bool FlatRuns, bool SharedLanes, int InputShift>
+__global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceInner(const InnerParams<KND, RND, IndexT> p) {
+  using Acc = typename R::acc_t;
+  using Tout = typename Ep::out_t;
+  constexpr int kGroups = BLOCK / LANES;
+  __shared__ Acc smem[BLOCK / kps::kWarpSize];
+  const kps::Ptr<Tin> x = kps::PtrOf<Tin>::Make(p.x, p.more_inputs);
+  Tout* y = static_cast<Tout*>(p.y);
+  Acc* partials = static_cast<Acc*>(p.partials);
+  const int lane = threadIdx.x % LANES;
+  const int group = threadIdx.x / LANES;
+
+  // This block's share of every output's reduced range: segments [seg_begin, seg_end), and in
+  // each of them the elements [in_begin, in_end).
+  const IndexT split = blockIdx.y;
+  IndexT seg_begin = 0, seg_end = p.num_seg, in_begin = 0, in_end = p.inner_len;
+  if (p.chunks > 1) {
+    seg_begin = split / static_cast<IndexT>(p.chunks);
+    seg_end = seg_begin + 1;
+    in_begin = (split - seg_begin * static_cast<IndexT>(p.chunks)) * static_cast<IndexT>(p.chunk_len);
+    in_end = min(in_end, in_begin + static_cast<IndexT>(p.chunk_len));
+  } else if (p.num_splits > 1) {
+    seg_begin = split * static_cast<IndexT>(p.segs_per_split);
+    seg_end = min(seg_end, seg_begin + static_cast<IndexT>(p.segs_per_split));
+  }
+
+  // `base` is uniform across the block, so every thread reaches every barrier and shuffle.
+  bool looked = p.look.host == nullptr;  // (kps::LookAt)
+  for (IndexT base = blockIdx.x * kGroups; base < p.num_out; base += gridDim.x * kGroups) {
+    const IndexT row = base + group;
+    const bool active = row < p.num_out;
+    Acc acc[1] = {R::Identity()};
+    if (active) {
+      const long long in_off = p.kept.Offset(row);
+      if constexpr (FlatRuns) {  // red holds the vectors of a run as its innermost dim
+        const IndexT vecs = static_cast<IndexT>(p.inner_len / VEC);
+        FoldRuns<R, Tr, Tin, VEC, NY, LANES>(acc, x + in_off, p.red, seg_begin * vecs, seg_end * vecs, lane,
+                                             p.index_offset, p.inner_index_stride);
+      } else {
+        for (IndexT seg = seg_begin; seg < seg_end; ++seg) {
+          long long seg_off, seg_pos;
+          p.red.Get(seg, seg_off, seg_pos);
+          const kps::Ptr<Tin> run = x + in_off + seg_off + in_begin * p.inner_stride;
+          const long long pos = p.index_offset + seg_pos + static_cast<long long>(in_begin) * p.inner_index_stride;
+          if constexpr (VEC > 1) {
+            FoldContiguous<R, Tr, Tin, VEC, NY, LANES, SharedLanes, InputShift, IndexT>(
+                acc, run, in_end - in_begin, lane, pos, p.inner_index_stride);
+          } else {
+            FoldStrided<R, Tr, Tin, NY, LANES, IndexT>(acc, run, in_end - in_begin, p.inner_stride, lane, pos,
+                                                       p.inner_index_stride);
+          }
+        }
+      }
+    }
+    acc[0] = kps::BlockReduce<R, LANES, BLOCK>(acc[0], smem);
+    if (p.num_splits > 1) {
+      // The host launches one block column per output group when it splits: no grid-stride here.
+      // The combine is written out here, not kps::CombineSplits as in ReduceOuter and ReduceStaged:
+      // as one shared device function it changed this kernel's main loop (same registers), 3% slower
+      // on 4096 rows of 65536 floats; a round here reads LANES x NY rows, so one level serves.
+      if (active && lane == 0) partials[split * p.num_out + row] = acc[0];
+      if (!kps::IsLastBlock(p.semaphores + blockIdx.x, static_cast<unsigned>(p.num_splits))) continue;
+      acc[0] = R::Identity();
+      if (active) {
+        for (IndexT s = lane; s < p.num_splits; s += static_cast<IndexT>(LANES) * NY) {
+          const IndexT left = static_cast<IndexT>(p.num_splits) - s;
+          const int num_y = static_cast<int>(min(static_cast<IndexT>(NY), (left + LANES - 1) / LANES));
+          Acc part[NY];
+          kps::ReadPartials<Acc, 1, NY>(part, partials + s * p.num_out + row, LANES * p.num_out, 1, num_y,
+                                        R::Identity());
+          kps::Reduce<R, 1, NY>(acc, part);
+        }
+      }
+      acc[0] = kps::BlockReduce<R, LANES, BLOCK>(acc[0], smem);
+    }
+    if (active && lane == 0) {
+      const Tout out[1] = {Ep::Apply(acc[0], p.count)};
+      kps::LookAt<Tout, 1, false>(p.look, out, 1, looked);
+      kps::WriteData<Tout, 1, false, false>(y + p.kept.OutOffset(row), out, 1, 1);
+    }
+  }
+}
+
+}  // namespace kernels

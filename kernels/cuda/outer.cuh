@@ -1,0 +1,139 @@
+// ReduceOuter: the innermost dim is kept (`higher`, and `any` reductions ending in a kept dim) and
+// wide enough for 16-byte loads along it: BX threads side by side take VEC adjacent outputs each (one
+// 16-byte load per row where rows are aligned; else a column each, element by element, with more
+// rows in flight), BLOCK / BX rows of threads split the reduced rows and meet in shared memory.
+#pragma once
+
+#include "params.cuh"
+#include "folds.cuh"
+
+namespace kernels {
+
+// Store the VEC results of one thread: vectorised when whole and allowed, else predicated.
+template <class Ep, int VEC, bool VecOut>
+__device__ __forceinline__ void StoreColumns(typename Ep::out_t* dst, const typename Ep::acc_t (&acc)[VEC],
+                                             long long stride, int ncols, long long count, const kps::Look& look,
+                                             bool& looked) {
+  typename Ep::out_t out[VEC];
+#pragma unroll
+  for (int j = 0; j < VEC; ++j) out[j] = Ep::Apply(acc[j], count);
+  kps::LookAt<typename Ep::out_t, VEC, true>(look, out, ncols, looked);
+  if (ncols == VEC) {
+    kps::WriteData<typename Ep::out_t, VEC, false, VecOut>(dst, out, stride, VEC);
+  } else {
+    kps::WriteData<typename Ep::out_t, VEC, true, false>(dst, out, stride, ncols);
+  }
+}
+
+// One step of ReduceOuter down its rows: NY rows of the thread's VEC columns from `first` on, `step`
+// apart (vectors where VecIn, outside the boundary; ShiftedWords: the word of four byte columns at
+// the thread's column, kps::ReadWordsShifted), transformed and folded into acc. Where IsBoundary
+// only num_x columns and num_y rows.
+template <class R, class Tr, typename Tin, typename Elem, int VEC, int NY, bool IsBoundary, bool VecIn,
+          bool ShiftedWords, class Src, class Calc, typename IndexT>
+__device__ __forceinline__ void FoldColumnRows(typename R::acc_t (&acc)[VEC], Src src, const Calc& rows, IndexT first,
+                                               IndexT step, long long index_offset, long long stride_x,
+                                               int word_bytes, int num_x, int num_y) {
+  using Acc = typename R::acc_t;
+  Elem raw[VEC * NY];
+  auto index = kps::AffineIndex<NY>(index_offset, 0, 0);  // a row's columns share its index
+  if constexpr (ShiftedWords) {
+    kps::ReadWordsShifted<NY, IsBoundary>(raw, index, src, rows, first, step, word_bytes, num_y);
+  } else {
+    kps::ReadDataReduce<Tin, VEC, NY, IsBoundary, VecIn && !IsBoundary>(raw, index, src, rows, first, step, stride_x,
+                                                                         num_x, num_y);
+  }
+  kps::ReduceUnary<R, Tr, Elem, VEC, NY, VEC, IsBoundary>(acc, raw, num_x, num_y, index);
+}
+
+// ShiftedWords: a 1-byte `any` / `all` of kept columns whose rows start anywhere in a word (W no
+// multiple of 4): Tin is bytes, the offsets count bytes, and a column is a word of four of them
+// (VEC == 1), read from the aligned words around it (kps::ReadWordsShifted) and folded by the
+// functors over words (kps.word_columns); the results are words of four bools, the last one of a
+// row stored byte by byte.
+template <typename Tin, class R, class Tr, class Ep, int VEC, int NY, int BX, int BLOCK, int MIN_BLOCKS,
+          int KND, int RND, typename IndexT, bool VecIn, bool VecOut, bool ShiftedWords>
+__global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceOuter(const OuterParams<KND, RND, IndexT> p) {
+  static_assert(!ShiftedWords || (VEC == 1 && !VecIn && sizeof(Tin) == 1), "a word a thread, from bytes");
+  using Acc = typename R::acc_t;
+  using Tout = typename Ep::out_t;
+  using Elem = typename kps::Select<ShiftedWords, unsigned, Tin>::type;
+  constexpr int kBY = BLOCK / BX;
+  constexpr IndexT kStep = static_cast<IndexT>(kBY) * NY;  // rows per step
+  __shared__ Acc smem[VEC * BLOCK];
+  const kps::Ptr<Tin> x = kps::PtrOf<Tin>::Make(p.x, p.more_inputs);
+  Tout* y = static_cast<Tout*>(p.y);
+  Acc* partials = static_cast<Acc*>(p.partials);
+  const int tx = threadIdx.x % BX;
+  const int ty = threadIdx.x / BX;
+
+  const IndexT split = blockIdx.y;
+  const IndexT r_begin = split * static_cast<IndexT>(p.rows_per_split);
+  const IndexT r_end = min(static_cast<IndexT>(p.num_red), r_begin + static_cast<IndexT>(p.rows_per_split));
+
+  bool looked = p.look.host == nullptr;  // (kps::LookAt)
+  for (IndexT tile = blockIdx.x; tile < p.num_tiles; tile += gridDim.x) {  // uniform per block
+    const IndexT outer = kps::DivBy<IndexT>(tile, p.col_tiles, p.col_tiles_magic);
+    const IndexT col = ((tile - outer * static_cast<IndexT>(p.col_tiles)) * BX + tx) * VEC;
+    const int ncols = col < p.inner_len ? static_cast<int>(min(static_cast<long long>(VEC), p.inner_len - col)) : 0;
+    long long in_off = 0, out_off = 0;
+    p.kept.Get(outer, in_off, out_off);
+    const kps::Ptr<Tin> src = x + in_off + col * p.inner_in_stride;
+
+    Acc acc[VEC];
+    kps::Init(acc, R::Identity());
+    // ShiftedWords: the bytes of this column's word inside the row
+    const int word_bytes = ShiftedWords ? static_cast<int>(min(4ll, p.inner_bytes - 4 * static_cast<long long>(col))) : 0;
+    IndexT r = r_begin + ty;
+    if (ncols == VEC) {
+      for (; r + (NY - 1) * kBY < r_end; r += kStep) {
+        FoldColumnRows<R, Tr, Tin, Elem, VEC, NY, false, VecIn, ShiftedWords>(
+            acc, src, p.red, r, static_cast<IndexT>(kBY), p.index_offset, p.inner_in_stride, word_bytes, VEC, NY);
+      }
+    }
+    if (ncols > 0) {
+      for (; r < r_end; r += kStep) {
+        const int num_y = static_cast<int>(min(static_cast<IndexT>(NY), (r_end - r + kBY - 1) / kBY));
+        FoldColumnRows<R, Tr, Tin, Elem, VEC, NY, true, VecIn, ShiftedWords>(
+            acc, src, p.red, r, static_cast<IndexT>(kBY), p.index_offset, p.inner_in_stride, word_bytes, ncols, num_y);
+      }
+    }
+    kps::BlockReduceY<R, VEC, BX, BLOCK>(acc, smem);
+
+    const long long first = static_cast<long long>(outer) * p.inner_len + col;  // flat output index
+    if (p.num_splits > 1) {
+      // The host launches one block column per tile when it splits: no grid-stride here.
+      auto fold = [&](unsigned row, unsigned count, unsigned step) {
+        kps::FoldPartials<R, VEC, kps::kPartialRows<Acc, NY>, kBY>(acc, partials + first, row, count, step,
+                                                                   p.num_out, ncols, ty, ncols > 0);
+        kps::BlockReduceY<R, VEC, BX, BLOCK>(acc, smem);
+      };
+      auto store = [&](unsigned row) {
+        if (ty != 0) return;
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) {
+          if (j < ncols) partials[row * p.num_out + first + j] = acc[j];
+        }
+      };
+      store(static_cast<unsigned>(split));
+      if (!kps::CombineSplits(p.semaphores, static_cast<unsigned>(split), static_cast<unsigned>(p.num_splits),
+                              static_cast<unsigned>(p.split_group), fold, store)) {
+        continue;
+      }
+    }
+    if (ty == 0 && ncols > 0) {
+      if constexpr (ShiftedWords) {
+        if (word_bytes < 4) {  // the row's last columns: their bytes of the word alone
+          const unsigned bools = static_cast<unsigned>(Ep::Apply(acc[0], p.count));
+          unsigned char* dst = reinterpret_cast<unsigned char*>(y + out_off + col);
+          for (int b = 0; b < word_bytes; ++b) dst[b] = static_cast<unsigned char>(bools >> (8 * b));
+          continue;
+        }
+      }
+      StoreColumns<Ep, VEC, VecOut>(y + out_off + col * p.inner_out_stride, acc, p.inner_out_stride, ncols,
+                                    p.count, p.look, looked);
+    }
+  }
+}
+
+}  // namespace kernels
