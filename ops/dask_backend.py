@@ -159,7 +159,8 @@ class _BlockBits(_Step):
             k = f.acc_dtype.names.index("i")
             bits[..., k] = _global_index(bits[..., k], [block.shape[a] for a in axes], axes, self.red_shape,
                                          block_info, cupy)
-        _pace(cupy)
+        with cupy.cuda.Device(block.data.device_id):  # (the block's GPU, whatever this thread's current one)
+            _pace(cupy)
         return bits
 
 

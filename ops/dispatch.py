@@ -23,22 +23,16 @@ def run(reduction: Reduction, table, x, axis, keepdims, dtype, out):
     prepares the next call). `table`: the reduction's prepared calls (`gpu_backend.table`), or None.
     A reduction with a look takes `run_looked`."""
     sig = _signature(x, axis, keepdims, dtype) if out is None else None
-    call = _prepared(table, sig)
-    if call is not None:
-        result = call(x)  # first: what the GPU waits for comes before any bookkeeping
-        table.touch(sig)  # mark it used (kps/cache.py)
-        return result
+    if table is not None:  # (the lookup written out here and in run_looked: a call less on the hot path)
+        try:
+            call = table.get(sig)
+        except TypeError:  # an unhashable dtype
+            call = None
+        if call is not None:
+            result = call(x)  # first: what the GPU waits for comes before any bookkeeping
+            table.touch(sig)  # mark it used (kps/cache.py)
+            return result
     return checked(reduction, x, (axis, keepdims, dtype, out), sig)
-
-
-def _prepared(table, sig):
-    """The prepared call `table` (or None) holds for `sig`, or None."""
-    if table is None:
-        return None
-    try:
-        return table.get(sig)
-    except TypeError:  # an unhashable dtype
-        return None
 
 
 def run_looked(reduction: Reduction, table, x, axis, keepdims, dtype, out):
@@ -46,11 +40,15 @@ def run_looked(reduction: Reduction, table, x, axis, keepdims, dtype, out):
     before it is returned; a prepared call on CuPy arrays has its kernel look instead
     (`gpu_backend.prepare_call`)."""
     sig = _signature(x, axis, keepdims, dtype) if out is None else None
-    call = _prepared(table, sig)
-    if call is not None:
-        result = call(x)
-        table.touch(sig)
-        return result if getattr(call, "looks", False) else reduction.look(result)
+    if table is not None:
+        try:
+            call = table.get(sig)
+        except TypeError:  # an unhashable dtype
+            call = None
+        if call is not None:
+            result = call(x)
+            table.touch(sig)
+            return result if getattr(call, "looks", False) else reduction.look(result)
     return reduction.look(checked(reduction, x, (axis, keepdims, dtype, out), sig))
 
 

@@ -164,7 +164,7 @@ def prepare_call(shape, dtype, launch, fill, device_id, several=False, look=None
     """The prepared call for one input signature: allocate the result and launch, on the input's
     device and the current stream. A closure: the cheapest call Python has. `several`: the call
     takes a tuple of CuPy arrays (a transform of several inputs); their broadcast views share their
-    addresses, so the launch takes the arrays' own. `look`: a named op's look (ops/family.py), which
+    addresses, so the launch takes the arrays' own. `look`: a named op's look (ops/looks.py), which
     the kernel then makes as it writes the results (`_prepare_looked`)."""
     if look is not None and launch is not None and kernels_look.bit_rule(look.kind, dtype) is not None:
         return _prepare_looked(shape, dtype, launch, device_id, look)

@@ -17,7 +17,7 @@ da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
 
-@pytest.mark.parametrize("devices,device_bytes", [(1, 80 * 10**9), (2, 80 * 10**9), (4, 150 * 10**9), (6, 24 * 10**9)])
+@pytest.mark.parametrize("devices,device_bytes", [(1, 80 * 10**9), (2, 80 * 10**9), (3, 80 * 10**9), (4, 150 * 10**9), (6, 24 * 10**9)])
 def test_the_dask_bench_sizes_its_run_to_the_gpus(devices, device_bytes):
     """Blocks of the largest power of two of GiB within an eighth of a GPU's memory (at least 1 GiB),
     of whole rows; a number of blocks every GPU count of the run divides; an array of about twice
@@ -25,7 +25,7 @@ def test_the_dask_bench_sizes_its_run_to_the_gpus(devices, device_bytes):
     from ops.bench import dask_bench
 
     p = dask_bench.plan(devices, device_bytes)
-    assert p.worker_counts == tuple(n for n in (1, 2, 4) if n <= devices) + ((devices,) if devices > 4 else ())
+    assert p.worker_counts[-1] == devices and set(p.worker_counts) == {n for n in (1, 2, 4, devices) if n <= devices}
     gib = p.block_bytes / 2**30
     assert gib >= 1 and gib == 2 ** round(math.log2(gib)) and (gib == 1 or p.block_bytes <= device_bytes / 8 < 2 * p.block_bytes)
     assert p.block_bytes % (4 * dask_bench.COLUMNS) == 0

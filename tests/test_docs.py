@@ -18,7 +18,7 @@ def _generator():
 
 
 def _row(case, op="sum", ours=360.0, torch=365.0, cupy=366.0, mb=1073.7, ok=True):
-    """A row as ops/bench.py's run_gpu_case writes it."""
+    """A row as ops/bench/cases.py's run_gpu_case writes it."""
     row = {"case": case, "op": op, "dtype": "float32", "MB": mb, "ok": ok, "ours_us": ours,
            "torch_us": torch, "cupy_us": cupy, "vs_best_peer": min(torch, cupy) / ours,
            "pct_ceiling": 100 * mb / ours / 1e3 / 3000.0, "GBps": mb / ours / 1e3 * 1e3}

@@ -116,7 +116,7 @@ class Plan:
 def plan(devices: int, device_bytes: int, total_gb: Optional[float] = None, block_gb: Optional[float] = None) -> Plan:
     """The sizes of a run on `devices` GPUs of `device_bytes` each (see the module's docstring);
     `total_gb` / `block_gb` override the array's and the block's size."""
-    counts = tuple(n for n in (1, 2, 4) if n <= devices) + ((devices,) if devices > 4 else ())
+    counts = tuple(n for n in (1, 2, 4) if n <= devices) + ((devices,) if devices not in (1, 2, 4) else ())
     block = int(block_gb * 2**30) if block_gb else max(1 << 30, 1 << (device_bytes // 8).bit_length() - 1)
     block -= block % (4 * COLUMNS)  # whole rows
     total = int(total_gb * 1e9) if total_gb else 2 * device_bytes * counts[-1]

@@ -1,6 +1,6 @@
 // Index calculators: a flat index over some merged dims -> element offsets in memory.
 //
-// The host merges dims and fills the tables (kernels/config.py); the kernel only decomposes.
+// The host merges dims and fills the tables (kernels/planner/layout.py); the kernel only decomposes.
 // With 32-bit indices the per-dim division is a multiply-high and a shift (FastDivmod); with 64-bit
 // indices it is a plain division. Every field is 8 bytes wide so the host can pack the struct as
 // a flat array of int64 (kernels/params.py).
