@@ -6,11 +6,10 @@
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
-from .dims import Dim, ceil
+from .dims import Dim, ceil, size_of
 
 
 @dataclass(frozen=True)
@@ -39,11 +38,11 @@ class Stage:
 
     @property
     def num_slots(self) -> int:
-        return math.prod(d.size for d in self.slots)
+        return size_of(self.slots)
 
     @property
     def num_folds(self) -> int:
-        return math.prod(d.size for d in self.folds)
+        return size_of(self.folds)
 
     @property
     def row_chunks(self) -> int:
@@ -110,7 +109,7 @@ class ReduceConfig:
 
     @property
     def num_seg(self) -> int:
-        return math.prod(d.size for d in self.red) if self.kernel == "inner" else 1
+        return size_of(self.red) if self.kernel == "inner" else 1
 
     @property
     def red_calc(self) -> Tuple[Dim, ...]:
