@@ -43,6 +43,23 @@ def _accumulate_wide(dtype: np.dtype, requested: Optional[np.dtype]):
     return (np.dtype(np.float32) if dtypes.is_half(out) else out), out
 
 
+def _accumulate_sum(dtype: np.dtype, requested: Optional[np.dtype]):
+    """sum: NumPy's result type (`_accumulate_wide`); a float32 sum accumulates in float64. Its
+    rounding is then 2^-53 an add, so the float32 result is the correctly rounded sum unless the data
+    cancel to below 2^-29 of their magnitude, where a float32 accumulator loses digits on every add
+    that meets a larger partial sum (1e8 beside 1). On the H100 float64 adds and conversions keep up
+    with the memory (docs/tuning.md, "Float32 sums in float64"). 16-bit floats keep float32, 13 bits
+    beyond their own."""
+    acc, out = _accumulate_wide(dtype, requested)
+    return (np.dtype(np.float64) if acc == np.float32 and not dtypes.is_half(out) else acc), out
+
+
+def _accumulate_mean_sum(dtype: np.dtype, requested: Optional[np.dtype]):
+    """mean: NumPy's result type (`_accumulate_mean`); a float32 mean sums in float64 as sum does."""
+    acc, out = _accumulate_mean(dtype, requested)
+    return (np.dtype(np.float64) if acc == np.float32 and not dtypes.is_half(out) else acc), out
+
+
 def _accumulate_same(dtype: np.dtype, requested: Optional[np.dtype]):
     """max/min: the input's own type (exact); 16-bit floats compare in float32."""
     acc = np.dtype(np.float32) if dtypes.is_half(dtype) else dtype
@@ -211,7 +228,7 @@ def _highest(dt: np.dtype):
 
 
 # max/min propagate NaN: a NaN on either side wins (NumPy's maximum/minimum).
-ADD = ReduceOp("add", "a + b", lambda dt: 0, np.add, _accumulate_wide)
+ADD = ReduceOp("add", "a + b", lambda dt: 0, np.add, _accumulate_sum)
 MUL = ReduceOp("mul", "a * b", lambda dt: 1, np.multiply, _accumulate_wide)
 MAX = ReduceOp("max", "(a > b || a != a) ? a : b", _lowest, np.maximum, _accumulate_same, empty_ok=False)
 MIN = ReduceOp("min", "(a < b || a != a) ? a : b", _highest, np.minimum, _accumulate_same, empty_ok=False)
@@ -224,7 +241,7 @@ ABS = TransformOp("abs", "(x < 0 ? -x : x)", np.abs)
 NONZERO = TransformOp("nonzero", "x != 0", lambda x: x != 0)  # numpy.count_nonzero's view (NaN counts)
 
 NONE = Epilogue("none", "a", lambda a, n: a)
-MEAN = Epilogue("mean", "a / static_cast<acc_t>(n)", lambda a, n: np.true_divide(a, n), _accumulate_mean)
+MEAN = Epilogue("mean", "a / static_cast<acc_t>(n)", lambda a, n: np.true_divide(a, n), _accumulate_mean_sum)
 
 # Logical reductions of 1-byte inputs read four bytes at once (kernels/planner/words.py, `folds_words`):
 # a word holds a true byte when it is nonzero, and nothing but true bytes when no byte is zero.

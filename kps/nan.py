@@ -15,7 +15,7 @@ import numpy as np
 
 from . import cache, statistics
 from .arg import _NO_INDEX, _accumulate_index, _combine as _arg_combine
-from .functors import Epilogue, ReduceOp, TransformOp, _accumulate_mean, _accumulate_same, _lowest, _highest
+from .functors import Epilogue, ReduceOp, TransformOp, _accumulate_mean, _accumulate_mean_sum, _accumulate_same, _lowest, _highest
 
 
 def _isnan(x):
@@ -50,7 +50,7 @@ SUM_COUNT = ReduceOp(
     combine="acc_t r; r.s = a.s + b.s; r.n = a.n + b.n; return r;",
     identity=lambda dt: {"s": 0, "n": 0},
     numpy=lambda a, b: {"s": a["s"] + b["s"], "n": a["n"] + b["n"]},
-    accumulate=_accumulate_mean,
+    accumulate=_accumulate_mean_sum,  # (a float32 nanmean sums in float64, as mean does)
     state=(("s", "acc"), ("n", "acc")),
     lift="acc_t r; const bool skip = x != x; r.s = skip ? value_t(0) : x; r.n = skip ? value_t(0) : value_t(1); return r;",
     numpy_lift=lambda x: {"s": np.where(_isnan(x), 0, x), "n": np.where(_isnan(x), 0, 1)},

@@ -32,7 +32,7 @@ def run(reduction: Reduction, table, x, axis, keepdims, dtype, out):
             result = call(x)  # first: what the GPU waits for comes before any bookkeeping
             table.touch(sig)  # mark it used (kps/cache.py)
             return result
-    return checked(reduction, x, (axis, keepdims, dtype, out), sig)
+    return checked(reduction, x, (axis, keepdims, dtype, out), sig, table)
 
 
 def run_looked(reduction: Reduction, table, x, axis, keepdims, dtype, out):
@@ -49,25 +49,27 @@ def run_looked(reduction: Reduction, table, x, axis, keepdims, dtype, out):
             result = call(x)
             table.touch(sig)
             return result if getattr(call, "looks", False) else reduction.look(result)
-    return reduction.look(checked(reduction, x, (axis, keepdims, dtype, out), sig))
+    return reduction.look(checked(reduction, x, (axis, keepdims, dtype, out), sig, table))
 
 
-def checked(reduction: Reduction, x, args: Args, sig):
+def checked(reduction: Reduction, x, args: Args, sig, table=None):
     """`run`'s checked path, on any backend (the look aside). `sig`: the call's signature (None
-    with `out=`), under which the GPU backend keeps the call it prepares."""
+    with `out=`), under which the GPU backend keeps the call it prepares, in `table` (the one the
+    caller looks in: a named op's own, which the shared table of tables may have evicted since), or
+    where None in `gpu_backend.table(reduction.key)`."""
     if isinstance(x, np.generic):
         x = np.asarray(x)
     if isinstance(x, np.ndarray):
         return numpy_backend.run(check(reduction, args, "cpu", x, x.dtype), x)
     if gpu_backend.is_cupy(x):
-        return gpu_backend.run(check(reduction, args, "gpu", x, x.dtype), x, sig)
+        return gpu_backend.run(check(reduction, args, "gpu", x, x.dtype), x, sig, calls=table)
     if dask_backend.is_dask(x):
         dask_backend.check_blocks(x)
         return dask_backend.run(check(reduction, args, "dask", x, x.dtype), x)
-    return _adapted(reduction, x, args, sig)
+    return _adapted(reduction, x, args, sig, table)
 
 
-def _adapted(reduction: Reduction, x, args: Args, sig):
+def _adapted(reduction: Reduction, x, args: Args, sig, table):
     """Torch tensors and other producers: read in place by a backend, answered in kind (ops/interop.py)."""
     axis, keepdims, dtype, out = args
     adapted = interop.adapt(x, out)
@@ -80,7 +82,7 @@ def _adapted(reduction: Reduction, x, args: Args, sig):
             result = numpy_backend.run(call, adapted.x)
         else:
             result = gpu_backend.run(call, adapted.x, sig if adapted.prepare else None, adapted.allocate,
-                                     adapted.prepare)
+                                     adapted.prepare, table)
     if isinstance(result, tuple):  # an epilogue of several results
         return tuple(adapted.wrap(r, call.f.out_dtype) for r in result)
     return adapted.wrap(result, call.f.out_dtype)

@@ -244,18 +244,22 @@ def _prepare_results(shape, dtype, launch, fill, device_id, per_output: int):
     return call
 
 
-def run(call: Call, x, key=None, allocate=None, prepare=None):
+def run(call: Call, x, key=None, allocate=None, prepare=None, calls=None):
     """Run a checked call on the GPU: `x` a CuPy array, or a tuple of them of one layout for a
     transform of several inputs (`broadcast`). With `key` (the call's `signature`, out=None), keep
     the prepared call a repeat takes in the reduction's `table`. `allocate(shape, result dtype)`
     gives (the array the kernel writes, the object to return): a CuPy array twice (default), or a
     CuPy view of a torch tensor and the tensor. `prepare(shape, result dtype, launch, fill, device)`
-    makes that prepared call (default: `prepare_call`, a look's kernel for a named op's look)."""
+    makes that prepared call (default: `prepare_call`, a look's kernel for a named op's look).
+    `calls`: the table to keep it in, where the caller holds its own (a named op: ops/build.py)."""
     if prepare is None:  # (a tuple of one array too: its prepared call takes the tuple)
         look = call.reduction.look
         several = isinstance(x, tuple)
         prepare = prepare_inputs if several else prepare_call if look is None else partial(prepare_call, look=look)
-    calls = table(call.reduction.key) if key is not None else None
+    if key is None:
+        calls = None
+    elif calls is None:
+        calls = table(call.reduction.key)
     return _run(call, x, calls, key, allocate or cupy_alloc, prepare)
 
 

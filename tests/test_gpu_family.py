@@ -255,6 +255,42 @@ def test_norms_on_every_path(ord, dtype, shape, axes):
     close(_twice(lambda a, axis: ops.reduce_norm(a, ord=ord, axis=axis), cp.asarray(x), axes), expect, dtype)
 
 
+#: The longest chain of rounding adds an element meets, bounded by the structure (kps/chains.cuh):
+#: a pairwise tile (log2 16), two carried levels of 16, the high level, the shuffle and block trees
+#: and the split combines (log2 of 2^16 each at most), with room to spare.
+CHAIN_BOUND = 4 + 2 * 16 + 8 + 3 * 16
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=lambda d: np.dtype(d).name)
+def test_plain_sums_stay_within_the_bound_of_their_chains(dtype):
+    """On every data kind and layout of the accuracy table: |error| <= 1/2 ulp of the result (the
+    final rounding) + chain x 2^-53 x sum |x|. float64 sums keep their chains short (CHAIN_BOUND);
+    float32 sums accumulate in float64 and keep the plain order, a thread's chain under 2^13 adds at
+    2^21 elements. Data that cancel or mix magnitudes make the second term all but the whole error,
+    which a float32 accumulator, or a long chain into a float64 one, breaks."""
+    from ops.bench.accuracy import accuracy_cases
+
+    for name, (x, axis) in accuracy_cases(1 << 21).items():
+        if x.dtype == np.float16:
+            continue
+        x = x.astype(dtype)
+        got = cp.asnumpy(ops.reduce_sum(cp.asarray(x), axis=axis)).astype(np.float64)
+        exact = _fsum(x, axis)
+        magnitude = np.sum(np.abs(x.astype(np.float64)), axis=axis)
+        chain = CHAIN_BOUND if dtype == np.float64 else 1 << 13
+        ulp = np.maximum(np.spacing(np.abs(exact).astype(dtype)), np.spacing(np.abs(got).astype(dtype)))
+        bound = 0.5 * ulp.astype(np.float64) + chain * 2.0 ** -53 * magnitude
+        assert np.all(np.abs(got - exact) <= bound), (name, np.max(np.abs(got - exact) / bound))
+
+
+def _fsum(x, axis):
+    import math
+
+    rows = x.astype(np.float64).reshape(1, -1) if axis is None else np.moveaxis(x.astype(np.float64), axis, -1)
+    sums = np.array([math.fsum(r) for r in rows.reshape(-1, rows.shape[-1])])
+    return sums.reshape(rows.shape[:-1]) if axis is not None else sums.reshape(())
+
+
 def test_the_two_norm_neither_overflows_nor_underflows_on_the_gpu():
     for dtype, big in ((cp.float32, 1e20), (cp.float32, 1e-30), (cp.float64, 1e200), (cp.float64, 1e-200)):
         x = cp.full((3, 1 << 20), big, dtype=dtype)

@@ -60,6 +60,33 @@ def test_caches_stay_bounded_over_100000_shapes():
     _in_fresh_process(code)
 
 
+def test_a_named_op_keeps_its_prepared_calls_when_the_shared_table_evicts_its_table():
+    """A named op looks in the table it took when it was made (ops/build.py); where the shared table
+    of tables has dropped that one since, the call it prepares must still land in its own, or every
+    later call would take the checked path. In a fresh process, two tables kept in all."""
+    code = textwrap.dedent("""
+        import numpy as np, cupy as cp
+        import kps, ops
+        from kps import cache
+        from ops import dispatch
+        cache.set_limit(2)
+        host = np.random.default_rng(5).standard_normal((300, 7)).astype(np.float32)
+        x = cp.asarray(host)
+        ops.reduce_sum(x, axis=0)
+        for tr in kps.TRANSFORMS:  # other reductions' tables push the sum's out
+            for ep in kps.EPILOGUES:
+                ops.reduce(x, axis=0, transform=tr, epilogue=ep)
+        checked, seen = dispatch.checked, []
+        dispatch.checked = lambda *a: seen.append(1) or checked(*a)
+        for _ in range(3):
+            got = ops.reduce_sum(x, axis=1)
+        np.testing.assert_allclose(cp.asnumpy(got), host.astype(np.float64).sum(1), rtol=1e-5)
+        assert len(seen) == 1, seen  # the first call prepares, the next two take it
+        print("ok")
+    """)
+    _in_fresh_process(code)
+
+
 @pytest.mark.parametrize("shape, axis", [((4096, 37), 0), ((1 << 20,), None), ((33, 5), 1), ((2048, 3000), 1)])
 def test_results_allocated_ahead_are_distinct_and_right_on_every_stream(shape, axis):
     """A prepared call launches into the memory its previous call set aside on the same stream (split

@@ -1,5 +1,6 @@
 // Folds of one thread over runs of global memory, shared by ReduceInner and ReduceStaged: strided
-// elements, contiguous runs read with 16-byte loads, and runs found by an index calculator.
+// elements, contiguous runs read with 16-byte loads, and runs found by an index calculator. Each
+// keeps its chains of rounding combines short (kps::Carry, kps/chains.cuh).
 #pragma once
 
 #include "kps/primitives.cuh"
@@ -14,12 +15,15 @@ __device__ __forceinline__ void FoldStrided(typename R::acc_t (&acc)[1], kps::Pt
   using Acc = typename R::acc_t;
   constexpr IndexT kStep = static_cast<IndexT>(LANES) * NY;
   Tin raw[NY];
+  kps::Carry<R, 1, kps::kShortChains<Acc, Tin>> carry;
   IndexT i = 0;
   for (; i + kStep <= len; i += kStep) {
     kps::ReadData<Tin, 1, NY, false>(raw, src + (i + lane) * stride, 0, LANES * stride, 1, NY);
     const auto index = kps::AffineIndex<NY>(pos + static_cast<long long>(i + lane) * pos_stride, LANES * pos_stride, 0);
     kps::ReduceUnary<R, Tr, Tin, 1, NY, 1, false>(acc, raw, 1, NY, index);
+    carry.Step(acc);
   }
+  carry.Total(acc);
   if (i + lane < len) {
     const int num_y = static_cast<int>((len - i - lane + LANES - 1) / LANES);
     kps::ReadData<Tin, 1, NY, true>(raw, src + (i + lane) * stride, 0, LANES * stride, 1, num_y);
@@ -47,6 +51,7 @@ __device__ __forceinline__ void FoldContiguous(typename R::acc_t (&acc)[1], kps:
   Acc cols[kCols];
   kps::Init(cols, R::Identity());
   Tin raw[VEC * NY];
+  kps::Carry<R, kCols, kps::kShortChains<Acc, Tin>> carry;
   IndexT v = 0;
   for (; v + kStep <= num_vec; v += kStep) {
     kps::ReadDataVecLanes<Tin, VEC, NY, LANES, SharedLanes, InputShift, false>(raw, body + (v + lane) * VEC,
@@ -54,7 +59,9 @@ __device__ __forceinline__ void FoldContiguous(typename R::acc_t (&acc)[1], kps:
     const auto index = kps::AffineIndex<NY>(pos + static_cast<long long>(head + (v + lane) * VEC) * pos_stride,
                                             LANES * VEC * pos_stride, pos_stride);
     kps::ReduceUnary<R, Tr, Tin, VEC, NY, kCols, false>(cols, raw, VEC, NY, index);
+    carry.Step(cols);
   }
+  carry.Total(cols);
   // The last, partial step; every lane of the group where its lanes share loads (their shuffles).
   if (SharedLanes ? v < num_vec : v + lane < num_vec) {
     const IndexT left = num_vec - v;  // vectors of the step, lanes 0, 1, ... reading one each in turn
@@ -88,13 +95,16 @@ __device__ __forceinline__ void FoldRuns(typename R::acc_t (&acc)[1], kps::Ptr<T
   Acc cols[kCols];
   kps::Init(cols, R::Identity());
   Tin raw[VEC * NY];
+  kps::Carry<R, kCols, kps::kShortChains<Acc, Tin>> carry;
   IndexT i = begin + lane;
   for (; i + (NY - 1) * LANES < end; i += kStep) {
     auto index = kps::AffineIndex<NY>(pos, 0, pos_x);
     kps::ReadDataReduce<Tin, VEC, NY, false, (VEC > 1)>(raw, index, src, runs, i, static_cast<IndexT>(LANES), 1, VEC,
                                                         NY);
     kps::ReduceUnary<R, Tr, Tin, VEC, NY, kCols, false>(cols, raw, VEC, NY, index);
+    carry.Step(cols);
   }
+  carry.Total(cols);
   if (i < end) {
     const int num_y = static_cast<int>((end - i + LANES - 1) / LANES);
     auto index = kps::AffineIndex<NY>(pos, 0, pos_x);

@@ -49,6 +49,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceInner(const InnerPara
         FoldRuns<R, Tr, Tin, VEC, NY, LANES>(acc, x + in_off, p.red, seg_begin * vecs, seg_end * vecs, lane,
                                              p.index_offset, p.inner_index_stride);
       } else {
+        kps::Carry<R, 1, kps::kShortChains<Acc, Tin>> carry;  // a segment at a time
         for (IndexT seg = seg_begin; seg < seg_end; ++seg) {
           long long seg_off, seg_pos;
           p.red.Get(seg, seg_off, seg_pos);
@@ -61,7 +62,9 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceInner(const InnerPara
             FoldStrided<R, Tr, Tin, NY, LANES, IndexT>(acc, run, in_end - in_begin, p.inner_stride, lane, pos,
                                                        p.inner_index_stride);
           }
+          carry.Step(acc);
         }
+        carry.Total(acc);
       }
     }
     acc[0] = kps::BlockReduce<R, LANES, BLOCK>(acc[0], smem);

@@ -84,11 +84,13 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceOuter(const OuterPara
     kps::Init(acc, R::Identity());
     // ShiftedWords: the bytes of this column's word inside the row
     const int word_bytes = ShiftedWords ? static_cast<int>(min(4ll, p.inner_bytes - 4 * static_cast<long long>(col))) : 0;
+    kps::Carry<R, VEC, kps::kShortChains<Acc, Tin>> carry;
     IndexT r = r_begin + ty;
     if (ncols == VEC) {
       for (; r + (NY - 1) * kBY < r_end; r += kStep) {
         FoldColumnRows<R, Tr, Tin, Elem, VEC, NY, false, VecIn, ShiftedWords>(
             acc, src, p.red, r, static_cast<IndexT>(kBY), p.index_offset, p.inner_in_stride, word_bytes, VEC, NY);
+        carry.Step(acc);
       }
     }
     if (ncols > 0) {
@@ -96,8 +98,10 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceOuter(const OuterPara
         const int num_y = static_cast<int>(min(static_cast<IndexT>(NY), (r_end - r + kBY - 1) / kBY));
         FoldColumnRows<R, Tr, Tin, Elem, VEC, NY, true, VecIn, ShiftedWords>(
             acc, src, p.red, r, static_cast<IndexT>(kBY), p.index_offset, p.inner_in_stride, word_bytes, ncols, num_y);
+        carry.Step(acc);
       }
     }
+    carry.Total(acc);
     kps::BlockReduceY<R, VEC, BX, BLOCK>(acc, smem);
 
     const long long first = static_cast<long long>(outer) * p.inner_len + col;  // flat output index

@@ -19,6 +19,7 @@ __device__ __forceinline__ void FoldSharedRows(typename R::acc_t (&acc)[ROWS], c
                                                unsigned stride, long long pos, long long pos_stride) {
   using Acc = typename R::acc_t;
   kps::Init(acc, R::Identity());
+  kps::Carry<R, ROWS, kps::kShortChains<Acc, Tin>> carry;
 #pragma unroll(ROWS == 1 ? 4 : 1)  // one run alone: a few of its reads in flight instead
   for (unsigned i = 0; i < len; ++i) {
     Tin raw[ROWS];
@@ -31,7 +32,9 @@ __device__ __forceinline__ void FoldSharedRows(typename R::acc_t (&acc)[ROWS], c
     kps::ElementwiseUnary<Acc, Tin, ROWS, 1, Tr, false>(value, raw, ROWS, 1, R::Identity(),
                                                         kps::AffineIndex<1>(pos + i * pos_stride, 0, 0));
     kps::Reduce<R, ROWS, 1>(acc, value);
+    carry.Step(acc);
   }
+  carry.Total(acc);
 }
 
 // Fold bytes [lo, hi) of `word` into `acc`: a 1-byte logical reduction whose Tr tests four bytes at
@@ -291,6 +294,7 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
   if (tile < p.num_tiles) load(span, tile, stage);
   Acc acc[kDirect ? 1 : SLOTS];
   kps::Init(acc, R::Identity());
+  kps::Carry<R, kDirect ? 1 : SLOTS, kps::kShortChains<Acc, Tin>> stages;  // a stage at a time (kps/chains.cuh)
   while (tile < p.num_tiles) {
     __syncthreads();  // the previous item is folded: its shared memory is free
     if constexpr (WordColumns) span.Pad(R::Identity());
@@ -362,7 +366,9 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
           fold(acc[k], tile_in, slot, num_folds, pos);
         }
       }
+      stages.Step(acc);
       if (next_stage == s_begin) {  // the tile's last stage: finish its outputs
+        stages.Total(acc);
         CombineStaged<R, SLOTS, BX, LanesAdjacent, BLOCK>(acc, smem);
         const int mine = tx < num_slots ? min(SLOTS, static_cast<int>((num_slots - tx + BX - 1) / BX)) : 0;
         bool write = true;

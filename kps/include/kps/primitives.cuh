@@ -20,6 +20,7 @@
 
 #include "kps/types.cuh"
 #include "kps/index.cuh"
+#include "kps/chains.cuh"
 
 namespace kps {
 
@@ -346,8 +347,9 @@ __device__ __forceinline__ void Reduce(typename R::acc_t (&acc)[NX],
   }
 }
 
-// ElementwiseUnary then Reduce: the tile's elements lifted and folded into COLS accumulators in row
-// order (element i into acc[i % COLS]). A state lifts and folds each element in turn, with no tile
+// ElementwiseUnary then Reduce: the tile's elements lifted and folded into COLS accumulators
+// (element i into acc[i % COLS]), pairwise where the accumulator rounds (kps/chains.cuh), else in row
+// order. A state lifts and folds each element in turn, with no tile
 // of lifted states between (the same order, so the same bits): that tile took NX x NY states of
 // registers (float16 argmax rows, 32 elements: 304 bytes spilled a thread).
 template <class R, class Tr, typename T, int NX, int NY, int COLS, bool IsBoundary>
@@ -370,7 +372,11 @@ __device__ __forceinline__ void ReduceUnary(typename R::acc_t (&acc)[COLS], cons
   } else {
     Acc tile[NX * NY];
     ElementwiseUnary<Acc, T, NX, NY, Tr, IsBoundary>(tile, src, num_x, num_y, R::Identity(), index);
-    Reduce<R, COLS, NX * NY / COLS>(acc, tile);
+    if constexpr (kShortChains<Acc, T>) {
+      ReducePairwise<R, COLS, NX * NY / COLS>(acc, tile);  // (kps/chains.cuh)
+    } else {
+      Reduce<R, COLS, NX * NY / COLS>(acc, tile);
+    }
   }
 }
 

@@ -1,0 +1,114 @@
+// Short chains of rounding combines. A float sum's error grows with the longest chain of adds into
+// one accumulator, so every fold that rounds keeps its chains bounded, whatever the length it folds:
+//
+//   - a tile of NX x NY elements is folded pairwise along y (ReducePairwise): log2(NY) deep;
+//   - a fold's running accumulators (its "low" level) take at most kCarrySteps tiles; then they are
+//     combined into a middle level and start again from the identity (Carry::Step); the middle level
+//     takes at most kCarrySteps of those before it goes into a high level.
+//
+// So an element passes through at most log2(NY) + 2 * kCarrySteps + steps / kCarrySteps^2 combines
+// inside one thread (steps: the thread's tiles), then the shuffle trees and the split combines, log2
+// deep or a small constant. docs/design.md ("Accuracy") gives the figures.
+// The order stays fixed, so the bits do not change run to run. Integers and bools add exactly, and
+// an accumulator wider than the element rounds far below it (kShortChains): their folds compile the
+// carry away and fold in plain order.
+#pragma once
+
+namespace kps {
+
+// Whether combining accumulators of type T rounds: floats, and the states (structs), whose fields
+// are sums of floats (var's shifted sums, logsumexp's scaled sum). Integers and bools do not.
+template <typename T>
+struct Rounds {
+  static constexpr bool value = false;
+};
+template <>
+struct Rounds<float> {
+  static constexpr bool value = true;
+};
+template <>
+struct Rounds<double> {
+  static constexpr bool value = true;
+};
+
+// Whether a fold of Tin elements into Acc keeps its chains short: where the accumulator rounds and
+// is no wider than the element. A wider one (float32 summed in float64, 16-bit floats in float32)
+// rounds 2^-29 or more below the element's own precision, so no chain a thread folds is long
+// enough to show in the result; its folds keep the plain order and the registers it saves.
+template <typename Acc, typename Tin>
+inline constexpr bool kShortChains = Rounds<Acc>::value && sizeof(Acc) <= sizeof(Tin);
+
+// Tiles a level takes before it is carried into the next (a power of two).
+constexpr unsigned kCarrySteps = 16;
+
+// The middle and high levels of N running accumulators; the caller's array is the low level.
+template <class R, int N, bool On>
+struct Carry {
+  using Acc = typename R::acc_t;
+  Acc mid[N], high[N];
+  unsigned steps;
+
+  __device__ __forceinline__ Carry() : steps(0) {
+#pragma unroll
+    for (int x = 0; x < N; ++x) mid[x] = high[x] = R::Identity();
+  }
+
+  // After each tile folded into `low`: every kCarrySteps tiles low goes into mid, every
+  // kCarrySteps^2 mid into high.
+  __device__ __forceinline__ void Step(Acc (&low)[N]) {
+    if (++steps % kCarrySteps != 0) return;
+#pragma unroll
+    for (int x = 0; x < N; ++x) {
+      mid[x] = R::Combine(mid[x], low[x]);
+      low[x] = R::Identity();
+    }
+    if (steps % (kCarrySteps * kCarrySteps) != 0) return;
+#pragma unroll
+    for (int x = 0; x < N; ++x) {
+      high[x] = R::Combine(high[x], mid[x]);
+      mid[x] = R::Identity();
+    }
+  }
+
+  // The whole fold into `low`, the levels emptied (the fold may go on from there).
+  __device__ __forceinline__ void Total(Acc (&low)[N]) {
+#pragma unroll
+    for (int x = 0; x < N; ++x) {
+      low[x] = R::Combine(R::Combine(high[x], mid[x]), low[x]);
+      mid[x] = high[x] = R::Identity();
+    }
+    steps = 0;
+  }
+};
+
+// Exact or wider accumulators: nothing to carry.
+template <class R, int N>
+struct Carry<R, N, false> {
+  __device__ __forceinline__ void Step(typename R::acc_t (&)[N]) {}
+  __device__ __forceinline__ void Total(typename R::acc_t (&)[N]) {}
+};
+
+// Fold a tile of NY rows of NX into NX accumulators: rows pairwise (row y with row y + ceil(W / 2)
+// while W rows are left), then the one row left into acc. The tile is overwritten. W is a template
+// argument, so every index is a constant and the tile stays in registers.
+template <class R, int NX, int W>
+__device__ __forceinline__ void FoldRowsPairwise(typename R::acc_t* tile) {
+  if constexpr (W > 1) {
+    constexpr int kHalf = (W + 1) / 2;
+#pragma unroll
+    for (int y = 0; y < W / 2; ++y) {
+#pragma unroll
+      for (int x = 0; x < NX; ++x) tile[y * NX + x] = R::Combine(tile[y * NX + x], tile[(y + kHalf) * NX + x]);
+    }
+    FoldRowsPairwise<R, NX, kHalf>(tile);
+  }
+}
+
+template <class R, int NX, int NY>
+__device__ __forceinline__ void ReducePairwise(typename R::acc_t (&acc)[NX], typename R::acc_t (&tile)[NX * NY]) {
+  FoldRowsPairwise<R, NX, NY>(tile);
+#pragma unroll
+  for (int x = 0; x < NX; ++x) acc[x] = R::Combine(acc[x], tile[x]);
+}
+
+}  // namespace kps
