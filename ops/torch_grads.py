@@ -59,9 +59,10 @@ class Reduced:
         return t
 
     def divisor(self, n):
-        """The variance's divisor max(n - ddof, 0) (NumPy's; `n` an int or a tensor of counts)."""
+        """The variance's divisor max(n - ddof, 0) (NumPy's; `n` a count, symbolic where torch.compile
+        traces dynamic shapes, or a tensor of counts)."""
         d = n - self.args["ddof"]
-        return max(d, 0) if isinstance(d, (int, float)) else d.clamp_min(0)
+        return d.clamp_min(0) if isinstance(d, torch.Tensor) else torch.sym_max(d, 0)
 
 
 @dataclass(frozen=True)
@@ -141,8 +142,8 @@ def _centred(r: Reduced):
 
 
 def _scale(d):
-    """1 / d for the variance's divisor d (a number: inf for 0, as NumPy's variance is; a tensor)."""
-    return (1 / d if d else math.inf) if isinstance(d, (int, float)) else 1 / d
+    """1 / d for the variance's divisor d (a tensor; a count: inf for 0, as NumPy's variance is)."""
+    return 1 / d if isinstance(d, torch.Tensor) or d != 0 else math.inf
 
 
 def _var(r: Reduced, g):
@@ -170,7 +171,7 @@ def _nansum(r: Reduced, g):
 def _numbers(r: Reduced):
     """Where x is a number (not NaN), and how many a slice holds."""
     number = ~torch.isnan(r.x)
-    return number, r.total(number)
+    return number, r.total(number.to(r.x.dtype))
 
 
 def _nanmean(r: Reduced, g):
