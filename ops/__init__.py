@@ -5,6 +5,8 @@ The modules, each importing only those below it (tests/test_layering.py):
     api.py, family.py    the public functions: `reduce`, and the named ones made from the table
     torch_route.py       when a torch tensor's call goes through a torch custom op
     torch_ops.py         the named ops as torch custom ops (imported only with torch)
+    torch_grads.py       their gradients, a formula per table entry (imported only with torch)
+    own.py               the named ops of a signature of their own: norm, minmax, ptp, mean_var
     build.py             a named op's function from its table entry
     named.py             the table of named reductions: descriptors, NumPy and torch twins, docs
     looks.py             NumPy's warnings and errors for the NaN-skipping ops' results

@@ -5,7 +5,7 @@ descriptors; dask arrays give lazy dask arrays, reduced block by block (dask_bac
 errors are raised before anything runs or is written, and name the argument.
 
 `reduce` takes any functor descriptors; the named reductions are made from their entries in the
-table (ops/named.py) by ops/build.py; every call goes through ops/dispatch.py.
+table (ops/named.py) by ops/build.py (reduce_mean_var by ops/own.py); every call goes through ops/dispatch.py.
 """
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from functools import lru_cache
 import kps
 from kps import cache
 
-from . import build, dispatch, gpu_backend, named
-from .call import Reduction, check_ddof
+from . import build, dispatch, gpu_backend, named, own, torch_route
+from .call import Reduction
 from .gpu_backend import prepared as _prepared, signature as _signature
 from .torch_route import ROUTE
 
@@ -31,7 +31,14 @@ def reduce(x, axis=None, op=kps.ADD, transform=kps.IDENTITY, keepdims=False, dty
     finishing every output with `epilogue`. NumPy semantics for axis, keepdims, dtype and out.
 
     For a transform of several arrays (`x0`, `x1`, ... in its CUDA text) `x` is a tuple of them,
-    NumPy arrays or CuPy arrays, broadcast together as NumPy does; one pass reads them all."""
+    NumPy arrays or CuPy arrays, broadcast together as NumPy does; one pass reads them all.
+
+    A torch tensor that requires grad, where autograd records: the named reduction of the same
+    descriptors (its gradient), or a TypeError (ops/torch_route.py `named_for`)."""
+    if type(x) is not gpu_backend.ndarray and getattr(x, "requires_grad", False):
+        name = torch_route.named_for(x, op, transform, epilogue)
+        if name is not None:
+            return torch_route.call(name, x, axis, keepdims, out, dtype=dtype)
     sig = None
     if out is None:  # a prepared call for this signature: a lookup and a launch (ops/gpu_backend.py)
         sig = (gpu_backend.inputs_signature if isinstance(x, tuple) else _signature)(x, axis, keepdims, dtype)
@@ -64,17 +71,4 @@ reduce_argmin = build.function(named.ARGMIN, ROUTE)
 reduce_var = build.function(named.VAR, ROUTE)
 reduce_std = build.function(named.STD, ROUTE)
 reduce_logsumexp = build.function(named.LOGSUMEXP, ROUTE)
-
-
-def reduce_mean_var(x, axis=None, keepdims=False, dtype=None, ddof=0):
-    """The mean and the variance over the given axes from one read of `x` (batch-norm statistics):
-    `(mean, var)`, each what `numpy.mean` and `numpy.var(ddof=ddof)` give (torch.var_mean gives them
-    the other way round). One pass of `kps.WELFORD`, as `reduce_var`; on the GPU the two results of an output
-    are written side by side and returned as views. No `out=`."""
-    what = _mean_var(check_ddof(ddof))
-    return dispatch.run(what, gpu_backend.table(what.key), x, axis, keepdims, dtype, None)
-
-
-@lru_cache(maxsize=cache.DEFAULT_LIMIT)
-def _mean_var(ddof: int) -> Reduction:
-    return build.reduction(named.MEAN_VAR, epilogue=named.MEAN_VAR.epilogue(ddof, None))
+reduce_mean_var = own.function(named.MEAN_VAR, ROUTE)

@@ -26,13 +26,14 @@ def _never(name, x) -> bool:
     return False
 
 
-_EAGER = (_never, None)
+#: The route of an eager function (no custom op): ops/torch_ops.py runs these as its implementations.
+EAGER = (_never, None)
 
 
 def function(entry: Named, route=None):
     """`entry`'s function (`entry.kind` "sum", "plain", "ddof" or "arg"), under its public name."""
     makers = {"sum": _summed, "plain": _plain, "ddof": _ddof, "arg": _arg}
-    fn, doc = makers[entry.kind](entry, route or _EAGER)
+    fn, doc = makers[entry.kind](entry, route or EAGER)
     fn.__name__ = fn.__qualname__ = entry.name
     fn.__doc__ = doc
     return fn
@@ -71,17 +72,24 @@ def _summed(entry: Named, route):
     table, precise_table = _table(what.key), _table(compensated.key)
 
     def fn(x, axis=None, keepdims=False, dtype=None, out=None, precise=False):
-        if precise is False and type(x) is not _gpu.ndarray and graph(name, x):
-            return to_torch(name, x, axis, keepdims, out, dtype=dtype)
+        if type(x) is not _gpu.ndarray and graph(name, x):  # precise=True too: the plain op's gradient
+            return to_torch(name, x, axis, keepdims, out, dtype=dtype, precise=_check_precise(precise))
         if precise is True:
             return run(compensated, precise_table, x, axis, keepdims, dtype, out)
         if precise is not False:
-            raise TypeError(f"precise: expected a bool, got {precise!r}")
+            _check_precise(precise)
         return run(what, table, x, axis, keepdims, dtype, out)
 
     return fn, (entry.doc + _SIGNATURE_DOC + " `precise=True` accumulates floats in float64 with compensation"
                 " (Neumaier) in every thread and every merge: float32 results are the correctly rounded sum where"
                 " the data cancel or mix magnitudes.")
+
+
+def _check_precise(precise) -> bool:
+    """`precise`, a bool, or a TypeError."""
+    if precise is not False and precise is not True:
+        raise TypeError(f"precise: expected a bool, got {precise!r}")
+    return precise
 
 
 def _ddof(entry: Named, route):

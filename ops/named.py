@@ -1,7 +1,9 @@
 """The named reductions, as data: each one's name, signature kind, functor descriptors, NumPy twin,
-torch twin, look and doc. ops/build.py makes a function of each entry of a kind it knows (ops/api.py,
-ops/family.py); ops/torch_ops.py registers a torch custom op for each entry with a torch twin and a
-kind it has a schema for (`TORCH_SCHEMAS`). Nothing here runs anything, nothing fills anything.
+torch twin, gradient, look and doc. ops/build.py makes a function of each entry of a kind it knows
+(ops/own.py those of a signature of their own; ops/api.py, ops/family.py); ops/torch_ops.py registers
+a torch custom op for each entry with torch arguments (`torch_args`: by kind, `TORCH_SCHEMAS`, or the
+entry's own) and a torch twin or a gradient (`grad`: the name of its formula in ops/torch_grads.py).
+Nothing here runs anything, nothing fills anything.
 
 Signature kinds (after `x, axis=None, keepdims=False`):
 - "sum":  `dtype=None, out=None, precise=False` (`precise`: `precise_op` and `precise_epilogue`);
@@ -14,7 +16,7 @@ Signature kinds (after `x, axis=None, keepdims=False`):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Optional, Tuple, Union
 
 import numpy as np
 
@@ -40,16 +42,36 @@ class Named:
     doc: str = ""
     precise_op: Optional[kps.ReduceOp] = None  # kind "sum": precise=True's
     precise_epilogue: Optional[kps.Epilogue] = None
+    #: Its gradient on torch tensors: the name of its formula (ops/torch_grads.py `FORMULAS`), or
+    #: None: no gradient (its results are ints or bools, as its torch twin's).
+    grad: Optional[str] = None
+    #: Kind "own": its torch custom op's arguments after `x, axis, keepdims` (as `TORCH_SCHEMAS`), or
+    #: None: no custom op.
+    own_torch_args: Optional[Tuple[Tuple[str, str, Any], ...]] = None
+    outputs: int = 1  # its results: 2 for a pair (mean_var, minmax)
 
+
+#: A torch custom op's argument after `x, int[]? axis, bool keepdims`: (torch schema type, name,
+#: default), named as the public function's keyword. ddof's type is here only (its checks:
+#: ops/call.py `check_ddof`).
+DTYPE = ("ScalarType?", "dtype", None)
+PRECISE = ("bool", "precise", False)
+DDOF = ("int", "ddof", 0)
+ORD = ("float", "ord", 2.0)
 
 #: The arguments a torch custom op takes after `x, int[]? axis, bool keepdims`, by signature kind.
-TORCH_SCHEMAS = {"sum": ", ScalarType? dtype", "plain": ", ScalarType? dtype",
-                 "ddof": ", ScalarType? dtype, int ddof", "arg": ""}
+TORCH_SCHEMAS = {"sum": (DTYPE, PRECISE), "plain": (DTYPE,), "ddof": (DTYPE, DDOF), "arg": ()}
+
+
+def torch_args(entry: Named):
+    """`entry`'s torch custom op's arguments after `x, axis, keepdims`, or None (no custom op)."""
+    return entry.own_torch_args if entry.kind == "own" else TORCH_SCHEMAS.get(entry.kind)
 
 
 def has_torch_op(entry: Named) -> bool:
-    """Whether `entry` is a torch custom op (`torch.ops.kps.<name>`, ops/torch_ops.py)."""
-    return entry.torch is not None and entry.kind in TORCH_SCHEMAS
+    """Whether `entry` is a torch custom op (`torch.ops.kps.<name>`, ops/torch_ops.py): it has torch
+    arguments, and a torch twin (whose dtype rule its results follow) or a gradient."""
+    return torch_args(entry) is not None and (entry.torch is not None or entry.grad is not None)
 
 
 def _is_float(x) -> bool:
@@ -85,16 +107,16 @@ ARG_DOC = (
 
 SUM = Named("reduce_sum", "sum", kps.ADD, kps.NONE, numpy="numpy.sum", torch="sum",
             precise_op=precise.NEUMAIER, precise_epilogue=precise.PRECISE_SUM,
-            doc="Sum of elements over the given axes (numpy.sum).")
+            doc="Sum of elements over the given axes (numpy.sum).", grad="sum")
 MEAN = Named("reduce_mean", "sum", kps.ADD, kps.MEAN, numpy="numpy.mean", torch="mean",
              precise_op=precise.NEUMAIER, precise_epilogue=precise.PRECISE_MEAN,
-             doc="Arithmetic mean over the given axes (numpy.mean).")
+             doc="Arithmetic mean over the given axes (numpy.mean).", grad="mean")
 MAX = Named("reduce_max", "plain", kps.MAX, numpy="numpy.max", torch="amax",
-            doc="Maximum over the given axes; NaN propagates (numpy.max).")
+            doc="Maximum over the given axes; NaN propagates (numpy.max).", grad="extreme")
 MIN = Named("reduce_min", "plain", kps.MIN, numpy="numpy.min", torch="amin",
-            doc="Minimum over the given axes; NaN propagates (numpy.min).")
+            doc="Minimum over the given axes; NaN propagates (numpy.min).", grad="extreme")
 PROD = Named("reduce_prod", "plain", kps.MUL, numpy="numpy.prod", torch="prod",
-             doc="Product of elements over the given axes (numpy.prod).")
+             doc="Product of elements over the given axes (numpy.prod).", grad="prod")
 ALL = Named("reduce_all", "plain", kps.LOGICAL_AND, numpy="numpy.all", torch="all",
             doc="Whether every element is true (numpy.all).")
 ANY = Named("reduce_any", "plain", kps.LOGICAL_OR, numpy="numpy.any", torch="any",
@@ -105,41 +127,45 @@ ARGMIN = Named("reduce_argmin", "arg", kps.ARGMIN, kps.INDEX, numpy="numpy.argmi
                doc="Index of the smallest element over the given axes (numpy.argmin)." + ARG_DOC)
 MEAN_VAR = Named(
     "reduce_mean_var", "own", statistics.WELFORD, lambda ddof, x: statistics.mean_and_variance(ddof),
-    numpy="(numpy.mean, numpy.var)", torch="var_mean")
+    numpy="(numpy.mean, numpy.var)", torch="var_mean", grad="mean_var", own_torch_args=(DTYPE, DDOF),
+    outputs=2)
 VAR = Named("reduce_var", "ddof", statistics.WELFORD, lambda ddof, x: statistics.variance(ddof),
-            numpy="numpy.var", torch="var", doc="Variance over the given axes (numpy.var)." + WELFORD_DOC)
+            numpy="numpy.var", torch="var", grad="var", doc="Variance over the given axes (numpy.var)." + WELFORD_DOC)
 STD = Named("reduce_std", "ddof", statistics.WELFORD, lambda ddof, x: statistics.std(ddof),
-            numpy="numpy.std", torch="std", doc="Standard deviation over the given axes (numpy.std)." + WELFORD_DOC)
+            numpy="numpy.std", torch="std", grad="std",
+            doc="Standard deviation over the given axes (numpy.std)." + WELFORD_DOC)
 LOGSUMEXP = Named(
     "reduce_logsumexp", "plain", statistics.LOGSUMEXP, statistics.LOG_OF_SUM, numpy="scipy.special.logsumexp",
-    torch="logsumexp",
+    torch="logsumexp", grad="logsumexp",
     doc="log(sum(exp(x))) over the given axes in one pass (scipy.special.logsumexp): a running maximum"
         " and a sum rescaled to it, so values of 1e4 do not overflow; -inf everywhere (or nothing) gives"
         " -inf, +inf gives inf, NaN gives NaN. Ints and bool give float64.")
 
 NANSUM = Named(
     "reduce_nansum", "plain", kps.ADD, kps.NONE, nan.NAN_TO_ZERO, numpy="numpy.nansum", torch="nansum",
-    doc="Sum over the given axes, NaN counted as zero (numpy.nansum): a slice of NaN sums to 0.")
+    grad="nansum", doc="Sum over the given axes, NaN counted as zero (numpy.nansum): a slice of NaN sums to 0.")
 NANMEAN = Named(
     "reduce_nanmean", "plain", nan.SUM_COUNT, nan.MEAN_OF_NUMBERS, numpy="numpy.nanmean", torch="nanmean",
-    look=looks.MEAN_OF_EMPTY,
+    look=looks.MEAN_OF_EMPTY, grad="nanmean",
     doc="Mean of the numbers over the given axes, NaN skipped (numpy.nanmean): a slice of NaN gives NaN and"
         " NumPy's RuntimeWarning 'Mean of empty slice'.")
 NANMAX = Named(
     "reduce_nanmax", "plain", nan.NANMAX, kps.NONE, numpy="numpy.nanmax", look=looks.ALL_NAN_WARNS,
+    grad="nan_extreme",
     doc="Largest number over the given axes, NaN skipped (numpy.nanmax): a slice of NaN gives NaN and"
         " NumPy's RuntimeWarning 'All-NaN slice encountered'; an empty one raises ValueError.")
 NANMIN = Named(
     "reduce_nanmin", "plain", nan.NANMIN, kps.NONE, numpy="numpy.nanmin", look=looks.ALL_NAN_WARNS,
+    grad="nan_extreme",
     doc="Smallest number over the given axes, NaN skipped (numpy.nanmin); as reduce_nanmax.")
 NANVAR = Named(
     "reduce_nanvar", "ddof", nan.NAN_WELFORD, _nan_welford(nan.nan_variance, kps.variance), numpy="numpy.nanvar",
-    look=looks.DOF,
+    look=looks.DOF, grad="nanvar",
     doc="Variance of the numbers over the given axes, NaN skipped (numpy.nanvar), one pass as reduce_var:"
         " NaN where n - ddof <= 0 (a slice of NaN too), with NumPy's RuntimeWarning.")
 NANSTD = Named(
     "reduce_nanstd", "ddof", nan.NAN_WELFORD, _nan_welford(nan.nan_std, kps.std), numpy="numpy.nanstd",
-    look=looks.DOF,
+    look=looks.DOF, grad="nanstd",
     doc="Standard deviation of the numbers over the given axes, NaN skipped (numpy.nanstd); as reduce_nanvar.")
 NANARGMAX = Named(
     "reduce_nanargmax", "arg", nan.NANARGMAX, kps.INDEX, numpy="numpy.nanargmax", look=looks.ALL_NAN_RAISES,
@@ -152,10 +178,12 @@ NANARGMIN = Named(
     "reduce_nanargmin", "arg", nan.NANARGMIN, kps.INDEX, numpy="numpy.nanargmin", look=looks.ALL_NAN_RAISES,
     doc="Index of the smallest number over the given axes, NaN skipped (numpy.nanargmin); as reduce_nanargmax.")
 COUNT_NONZERO = Named("count_nonzero", "own", kps.ADD, kps.NONE, kps.NONZERO, numpy="numpy.count_nonzero")
-PTP = Named("reduce_ptp", "own", extrema.MINMAX, extrema.PEAK_TO_PEAK, numpy="numpy.ptp")
+PTP = Named("reduce_ptp", "own", extrema.MINMAX, extrema.PEAK_TO_PEAK, numpy="numpy.ptp", grad="ptp",
+            own_torch_args=())
 MINMAX = Named("reduce_minmax", "own", extrema.MINMAX, extrema.MIN_AND_MAX, numpy="(numpy.min, numpy.max)",
-               torch="aminmax")
-NORM = Named("reduce_norm", "own", None, None, None, numpy="numpy.linalg.norm", torch="vector_norm")
+               torch="aminmax", grad="minmax", own_torch_args=(), outputs=2)
+NORM = Named("reduce_norm", "own", None, None, None, numpy="numpy.linalg.norm", torch="vector_norm", grad="norm",
+             own_torch_args=(ORD,))
 
 #: Every named reduction (`reduce` itself, of any descriptors, aside: ops/api.py).
 TABLE = (SUM, MEAN, MAX, MIN, PROD, ALL, ANY, ARGMAX, ARGMIN, LOGSUMEXP, MEAN_VAR, VAR, STD,

@@ -1,112 +1,164 @@
 """The named reductions as torch custom ops (`torch.ops.kps.reduce_sum`, ...), so a model compiled
-with `torch.compile(fullgraph=True)` keeps them in its graph, and autograd differentiates sum and
-mean (the gradient broadcast back) and max and min (to the selected elements, shared among ties as
-torch's amax and amin share it).
+with `torch.compile(fullgraph=True)` keeps them in its graph, and autograd differentiates every one
+whose results are floats, with its torch twin's gradient (ops/torch_grads.py, the formula its table
+entry names).
 
 `ops.reduce_*` route a torch tensor here while torch.compile traces the call or autograd records it
 (ops/torch_route.py); eager calls without autograd keep the direct path. Every entry of the table
-(ops/named.py) with a torch twin and a signature kind of `named.TORCH_SCHEMAS` is one custom op,
-whose implementation is the op's eager function (ops/build.py, no routing). The fake (meta)
-implementation gives the result's shape (this project's planner) and dtype (torch's own rule, as
-eager calls get it: ops/interop.py). Imported by `ops` when torch is imported first, else by the
-first call that needs it.
+(ops/named.py) with torch arguments (`named.torch_args`) and a torch twin or a gradient is one
+custom op, `(Tensor x, int[]? axis, bool keepdims, <its arguments>) -> Tensor` (a pair: `(Tensor,
+Tensor)`), whose implementation is the op's eager function (ops/build.py, ops/own.py: no routing).
+The fake (meta) implementation gives the results' shape (this project's planner) and dtype (as eager
+calls get it: the torch twin's rule, ops/interop.py, or, without a twin, NumPy's, which the eager
+function answers). Imported by `ops` when torch is imported first, else by the first call that
+needs it.
 """
 from __future__ import annotations
 
-import math
+import functools
 
 import numpy as np
 import torch
 
 from kernels import config
 
-from . import build, interop, named
-
-#: The twins whose ops autograd differentiates here.
-DIFFERENTIABLE = ("sum", "mean", "amax", "amin")
+from . import build, interop, named, own, torch_grads
 
 
 def _axis(axis):
     return None if axis is None else tuple(axis)
 
 
-def _numpy(dtype):
+def _axes(axis, ndim):
+    """The reduced axes, non-negative and sorted (NumPy's rules: kernels.config)."""
+    return tuple(sorted(config.normalize_axis(_axis(axis), ndim)))
+
+
+def _numpy_dtype(dtype):
     return None if dtype is None else interop.kernel_dtype(dtype)
 
 
-def _result_dtype(twin: str, x, dtype):
+def _torch_dtype(dtype):
+    return dtype if isinstance(dtype, torch.dtype) else interop.torch_dtype(np.dtype(dtype))
+
+
+#: An argument's conversion, by name: from the public call to the custom op's, and from the custom
+#: op's to the eager function's (others pass as they are).
+_TO_SCHEMA = {"dtype": _torch_dtype, "ord": float}
+_TO_EAGER = {"dtype": _numpy_dtype}
+
+
+def _names(entry: named.Named) -> tuple:
+    return tuple(name for _, name, _ in named.torch_args(entry))
+
+
+def schema(entry: named.Named) -> str:
+    """`entry`'s custom op schema: x, axis, keepdims, its own arguments with their defaults; its results."""
+    args = "".join(f", {kind} {name}={default}" for kind, name, default in named.torch_args(entry))
+    returns = "(" + ", ".join(["Tensor"] * entry.outputs) + ")" if entry.outputs > 1 else "Tensor"
+    return f"(Tensor x, int[]? axis, bool keepdims{args}) -> {returns}"
+
+
+def _eager(entry: named.Named):
+    """`entry`'s function without routing: the custom op's implementation."""
+    return (own.function if entry.kind == "own" else build.function)(entry)
+
+
+@functools.lru_cache(maxsize=None)  # keyed by an op and a torch dtype: a few hundred at most
+def _numpy_rule(name: str, t_dtype) -> tuple:
+    """The result dtypes an op without a torch twin gives a tensor of `t_dtype`: NumPy's rule, as its
+    eager function answers it for a 2 x 3 NumPy array of ones (no torch tensor: the fake runs this
+    under torch's fake mode)."""
+    result = _EAGER[name](np.ones((2, 3), dtype=interop.kernel_dtype(t_dtype)), axis=0)
+    return tuple(interop.torch_dtype(np.asarray(r).dtype) for r in (result if isinstance(result, tuple) else (result,)))
+
+
+def _result_dtypes(entry: named.Named, x, dtype) -> tuple:
     if dtype is not None:
-        return dtype
-    return interop.TORCH_TWINS[twin](torch, torch.empty((2, 3), dtype=x.dtype, device="meta")).dtype
+        return (dtype,) * entry.outputs
+    if entry.torch is None:
+        return _numpy_rule(entry.name, x.dtype)
+    twin = interop.TORCH_TWINS[entry.torch](torch, torch.empty((2, 3), dtype=x.dtype, device="meta"))
+    return (twin.dtype,) * entry.outputs
 
 
-def _expand(grad, axes, keepdims, shape):
-    """`grad` of a reduced result broadcast back to the input's shape."""
-    if not keepdims:
-        for a in sorted(axes):
-            grad = grad.unsqueeze(a)
-    return grad.expand(shape)
+def _own_storage(result, x):
+    """The eager results as a custom op must return them: no storage shared with x or each other
+    (a pair written side by side on the GPU, a result of no reduced axis)."""
+    results, seen = [], {x.untyped_storage().data_ptr()} if x.numel() else set()
+    for r in (result if isinstance(result, tuple) else (result,)):
+        ptr = r.untyped_storage().data_ptr() if r.numel() else None
+        results.append(r.clone() if ptr in seen else r)
+        seen.add(ptr)
+    return tuple(results) if isinstance(result, tuple) else results[0]
 
 
 def _register(entry: named.Named):
-    name, twin, extra = entry.name, entry.torch, named.TORCH_SCHEMAS[entry.kind]
-    eager = build.function(entry)
+    names, eager = _names(entry), _EAGER[entry.name]
 
     def impl(x, axis, keepdims, *rest):
-        kwargs = {}
-        if rest:
-            kwargs["dtype"] = _numpy(rest[0])
-        if len(rest) > 1:
-            kwargs["ddof"] = rest[1]
+        kwargs = {name: _TO_EAGER.get(name, _same)(value) for name, value in zip(names, rest)}
         with torch.no_grad():  # the eager path itself: no routing back here
-            return eager(x, axis=_axis(axis), keepdims=keepdims, **kwargs)
+            return _own_storage(eager(x, axis=_axis(axis), keepdims=keepdims, **kwargs), x)
 
-    op = torch.library.custom_op(f"kps::{name}", impl, mutates_args=(),
-                                 schema=f"(Tensor x, int[]? axis, bool keepdims{extra}) -> Tensor")
+    op = torch.library.custom_op(f"kps::{entry.name}", impl, mutates_args=(), schema=schema(entry))
 
     @op.register_fake
     def _(x, axis, keepdims, *rest):
-        axes = config.normalize_axis(_axis(axis), x.dim())
-        shape = config.result_shape(tuple(x.shape), axes, keepdims)
-        return x.new_empty(shape, dtype=_result_dtype(twin, x, rest[0] if rest else None))
+        shape = config.result_shape(tuple(x.shape), _axes(axis, x.dim()), keepdims)
+        dtype = dict(zip(names, rest)).get("dtype")
+        results = tuple(x.new_empty(shape, dtype=d) for d in _result_dtypes(entry, x, dtype))
+        return results if entry.outputs > 1 else results[0]
 
-    if twin in DIFFERENTIABLE:
-        def setup_context(ctx, inputs, output):
-            x, axis, keepdims = inputs[:3]
-            ctx.axes, ctx.keepdims, ctx.shape = config.normalize_axis(_axis(axis), x.dim()), keepdims, x.shape
-            ctx.count = math.prod(x.shape[a] for a in ctx.axes)
-            if twin in ("amax", "amin"):
-                ctx.save_for_backward(x, output)
-
-        def backward(ctx, grad):
-            g = _expand(grad, ctx.axes, ctx.keepdims, ctx.shape)
-            if twin == "mean":
-                g = g / ctx.count
-            elif twin in ("amax", "amin") and ctx.axes:
-                x, result = ctx.saved_tensors
-                chosen = x == _expand(result, ctx.axes, ctx.keepdims, ctx.shape)
-                g = g * chosen / chosen.sum(dim=ctx.axes, keepdim=True)
-            return (g, None, None) + (None,) * (extra.count(",") if extra else 0)
-
-        op.register_autograd(backward, setup_context=setup_context)
+    if entry.grad is not None:
+        _differentiate(op, entry, names)
     return op
 
 
-#: Every named op with a torch custom op (ops/named.py).
-_registered = {entry.name: _register(entry) for entry in named.TABLE if named.has_torch_op(entry)}
+def _same(value):
+    return value
+
+
+def _differentiate(op, entry: named.Named, names: tuple):
+    """Register `entry`'s gradient (its formula in ops/torch_grads.py) as `op`'s backward: the
+    formula's gradient broadcast to the input's shape (a view) in the input's dtype."""
+    formula = torch_grads.FORMULAS[entry.grad]
+
+    def setup_context(ctx, inputs, output):
+        x, axis, keepdims = inputs[:3]
+        ctx.axes, ctx.keepdims, ctx.shape, ctx.dtype = _axes(axis, x.dim()), keepdims, x.shape, x.dtype
+        ctx.args = dict(zip(names, inputs[3:]))
+        outs = tuple(output) if entry.outputs > 1 else (output,)
+        ctx.save_for_backward(*((x,) if formula.saves_x else ()), *(outs if formula.saves_out else ()))
+
+    def backward(ctx, *grads):
+        saved = ctx.saved_tensors
+        x, outs = (saved[0], saved[1:]) if formula.saves_x else (None, saved)
+        reduced = torch_grads.Reduced(x, tuple(outs), ctx.axes, ctx.keepdims, ctx.shape, ctx.args)
+        grad = formula.grad(reduced, *grads)
+        if grad.shape != ctx.shape:
+            grad = grad.expand(ctx.shape)
+        if grad.dtype != ctx.dtype:
+            grad = grad.to(ctx.dtype)
+        return (grad, None, None) + (None,) * len(names)
+
+    op.register_autograd(backward, setup_context=setup_context)
+
+
+#: Every named op with a torch custom op (ops/named.py), and its eager function.
+_EAGER = {entry.name: _eager(entry) for entry in named.TABLE if named.has_torch_op(entry)}
+_registered = {name: _register(named.BY_NAME[name]) for name in _EAGER}
 
 
 def call(name: str, x, axis, keepdims, out, **kwargs):
-    """`ops.<name>(x, ...)` through its torch custom op."""
+    """`ops.<name>(x, ...)` through its torch custom op: `kwargs` its arguments by name (as the
+    public function's keywords; those not given take their defaults)."""
     if out is not None:
         raise TypeError("out: not supported where torch.compile traces the call or autograd records it")
     if axis is not None and not isinstance(axis, (tuple, list)):
         axis = (axis,)
     args = [x, None if axis is None else list(axis), bool(keepdims)]
-    extra = named.TORCH_SCHEMAS[named.BY_NAME[name].kind]
-    if extra:
-        dtype = kwargs.get("dtype")
-        args.append(dtype if dtype is None or isinstance(dtype, torch.dtype) else interop.torch_dtype(np.dtype(dtype)))
-    if "ddof" in extra:
-        args.append(int(kwargs.get("ddof", 0)))
+    for _, arg, default in named.torch_args(named.BY_NAME[name]):
+        value = kwargs.get(arg, default)
+        args.append(value if value is None or arg not in _TO_SCHEMA else _TO_SCHEMA[arg](value))
     return _registered[name](*args)

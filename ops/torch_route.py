@@ -1,7 +1,9 @@
 """Where a torch tensor's call goes through the op's torch custom op (ops/torch_ops.py): while
 torch.compile traces the call, or where autograd records it (the custom op carries the fake shape
 and dtype, and the gradient). Eager calls without autograd keep the direct path. ops/build.py
-takes `ROUTE` for the public functions; torch_ops is imported by the first call that needs it.
+and ops/own.py take `ROUTE` for the public functions; torch_ops is imported by the first call that
+needs it. `ops.reduce` of a tensor autograd records takes the named op of the same descriptors, or
+refuses (`named_for`): no result comes back silently detached from autograd.
 """
 from __future__ import annotations
 
@@ -18,6 +20,31 @@ def graph(name: str, x) -> bool:
         return False
     torch = interop.torch_module()
     return torch.compiler.is_compiling() or (x.requires_grad and torch.is_grad_enabled())
+
+
+#: The named ops of the plain signatures by their descriptors (the first entry of the table wins).
+_BY_DESCRIPTORS = {}
+for _entry in reversed(named.TABLE):
+    if _entry.kind in ("sum", "plain") and _entry.name in TORCH_OPS:
+        _BY_DESCRIPTORS[(_entry.op, _entry.transform, _entry.epilogue)] = _entry.name
+
+
+def named_for(x, op, transform, epilogue):
+    """For `ops.reduce(x, ...)` of a torch tensor that requires grad: where autograd records, the
+    named op of these descriptors, whose custom op carries the gradient (`reduce(t)` is `reduce_sum(t)`),
+    or a TypeError: a reduction of other descriptors has no gradient, and its result would come back
+    detached. None where autograd does not record (the direct path)."""
+    if not interop.is_torch(x) or not interop.torch_module().is_grad_enabled():
+        return None
+    try:
+        name = _BY_DESCRIPTORS.get((op, transform, epilogue))
+    except TypeError:  # an unhashable descriptor: none of the table's
+        name = None
+    if name is None:
+        raise TypeError("x: requires grad, and ops.reduce of these descriptors has no gradient (only the"
+                        " named reductions differentiate: ops.reduce_sum, ...); pass x.detach() to reduce"
+                        " without one")
+    return name
 
 
 def call(name: str, x, axis, keepdims, out, **kwargs):

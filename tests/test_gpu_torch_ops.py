@@ -1,6 +1,8 @@
 """The torch custom ops on CUDA tensors: a module compiled with torch.compile(fullgraph=True) (the
 default inductor backend) matches eager, gradcheck of sum and mean in float64, max's gradient is
-torch's, and torch's dtype rules hold on the GPU path too."""
+torch's, and torch's dtype rules hold on the GPU path too. Every op's gradient as on the CPU
+(tests/test_torch_grads.py's checks on CUDA tensors): gradcheck and torch's own float32 gradients
+over a subset of its cases, the walk over every public op, and the training step compiled whole."""
 from __future__ import annotations
 
 import pytest
@@ -13,7 +15,13 @@ if not torch.cuda.is_available():
     pytest.skip("torch has no CUDA", allow_module_level=True)
 
 from test_torch_ops import Stats  # noqa: E402
+from test_torch_grads import (  # noqa: E402
+    _id, cases, check_compiled_training_step, check_gradcheck, check_no_silent_detach, check_torchs_gradient, fresh,
+    public_ops)
 from test_torch_rules import DTYPES, PAIRS, _tensor  # noqa: E402
+
+#: The CPU cases over every axis and ddof, every ord, results dropped: a GPU kernel each.
+GPU_CASES = [case for case in cases() if not case[2] and case[1] in (None, (0, 2), ())]
 
 
 def test_a_compiled_module_on_cuda_matches_eager():
@@ -50,3 +58,25 @@ def test_cuda_tensors_get_torchs_result_dtype(name, dtype):
     assert got.is_cuda and got.dtype == expect.dtype, (got.dtype, expect.dtype)
     tol = 2e-2 if dtype in (torch.float16, torch.bfloat16) else 1e-5
     torch.testing.assert_close(got.double(), expect.double(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("case", GPU_CASES, ids=_id)
+def test_every_gradient_on_cuda_passes_gradcheck(case):
+    check_gradcheck(case, device="cuda")
+
+
+@pytest.mark.parametrize("case", GPU_CASES, ids=_id)
+def test_every_float32_gradient_on_cuda_is_torchs(case):
+    check_torchs_gradient(case, fresh(dtype=torch.float32, device="cuda", seed=len(_id(case))))
+
+
+@pytest.mark.parametrize("name,entry", public_ops(), ids=[n for n, _ in public_ops()])
+def test_no_public_op_detaches_a_cuda_result_silently(name, entry):
+    x = fresh((3, 4), device="cuda", seed=12)
+    for kwargs in ({}, {"axis": 1, "keepdims": True}, {}):  # twice: the second a prepared call
+        expect = "refuses" if entry is not None and entry.grad is None else "differentiates"
+        assert check_no_silent_detach(name, entry, x, **kwargs) == expect
+
+
+def test_a_training_step_on_cuda_compiles_whole_with_torchs_gradients():
+    check_compiled_training_step("cuda")

@@ -1,6 +1,6 @@
 """The table of named reductions (ops/named.py) is what `ops` exports and what torch registers:
 every entry is `ops.<name>`, made from its entry where its kind has a maker (ops/build.py), and
-the torch custom ops are exactly the entries with a torch twin and a schema. `import ops` imports
+the torch custom ops are exactly the entries with torch arguments and a torch twin or a gradient. `import ops` imports
 neither torch nor dask; torch imported first registers the custom ops with `import ops`."""
 from __future__ import annotations
 
@@ -33,7 +33,12 @@ def test_the_entries_are_consistent():
         assert (entry.precise_op is not None) == (entry.kind == "sum"), entry.name
         assert entry.kind == "own" or entry.op is not None, entry.name
         assert entry.torch is None or entry.torch in ops.interop.TORCH_TWINS, entry.name
-    assert torch_route.TORCH_OPS == {e.name for e in named.TABLE if e.torch and e.kind != "own"}
+        assert entry.grad is None or named.torch_args(entry) is not None, entry.name  # a gradient needs a custom op
+        assert (entry.outputs == 2) == entry.numpy.startswith("("), entry.name
+    assert torch_route.TORCH_OPS == {e.name for e in named.TABLE if named.has_torch_op(e)}
+    # every op of float results is a custom op: the NaN-skipping ones and those of their own signature too
+    assert {e.name for e in named.TABLE if not named.has_torch_op(e)} == {
+        "count_nonzero", "reduce_nanargmax", "reduce_nanargmin"}
 
 
 def _fresh(code: str) -> str:
@@ -53,4 +58,4 @@ def test_torch_imported_first_registers_the_custom_ops_on_import():
             "print(sorted(e.name for e in named.TABLE if named.has_torch_op(e) and hasattr(torch.ops.kps, e.name)))")
     expect = sorted(e.name for e in named.TABLE if named.has_torch_op(e))
     assert _fresh(code) == str(expect)
-    assert len(expect) == 14
+    assert len(expect) == 22

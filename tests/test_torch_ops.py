@@ -1,13 +1,16 @@
 """The named reductions as torch custom ops, on CPU tensors: torch.compile(fullgraph=True) keeps
-them in one graph and matches eager, the fake implementation agrees with the real one (opcheck),
-autograd of sum, mean, max and min matches torch's. The same on CUDA: tests/test_gpu_torch_ops.py."""
+them in one graph and matches eager, the fake implementation agrees with the real one and the
+autograd registration holds (opcheck), autograd of sum, mean, max and min matches torch's (every
+other op's gradient: tests/test_torch_grads.py). The same on CUDA: tests/test_gpu_torch_ops.py."""
 from __future__ import annotations
 
 import pytest
 
 import ops
+from ops import named
 
 torch = pytest.importorskip("torch")
+from ops import torch_ops  # noqa: E402,F401 - registers torch.ops.kps (import ops came before torch)
 
 
 class Stats(torch.nn.Module):
@@ -44,10 +47,15 @@ def test_compiled_calls_follow_torchs_dtype_rules():
     ("reduce_sum", ([1], False, None)), ("reduce_mean", ([0, 1], True, None)), ("reduce_max", ([1], False, None)),
     ("reduce_min", (None, False, None)), ("reduce_var", ([1], False, None, 1)), ("reduce_argmax", ([0], False)),
     ("reduce_logsumexp", ([1], True, None)), ("reduce_nansum", ([0], False, torch.float64)),
+    ("reduce_sum", ([0, 1], False, None, True)), ("reduce_prod", ([1], False, None)),
+    ("reduce_std", (None, True, None, 1)), ("reduce_mean_var", ([0], False, None, 1)), ("reduce_minmax", ([1], True)),
+    ("reduce_ptp", ([0, 1], False)), ("reduce_norm", ([1], False, 3.0)), ("reduce_norm", (None, False, float("inf"))),
+    ("reduce_nanvar", ([1], False, None, 0)), ("reduce_nanmax", ([0], True, None)), ("reduce_nanmean", ([1], False, None)),
 ])
 def test_the_custom_ops_pass_torchs_opcheck(name, args):
-    x = torch.randn(4, 6, dtype=torch.float64, requires_grad=name in ("reduce_sum", "reduce_mean", "reduce_max",
-                                                                       "reduce_min"))
+    """torch's checks of a custom op (its fake against its real results, its autograd registration,
+    its backward traced by AOT autograd) on a tensor that requires grad where the op differentiates."""
+    x = torch.randn(4, 6, dtype=torch.float64, requires_grad=named.BY_NAME[name].grad is not None)
     torch.library.opcheck(getattr(torch.ops.kps, name).default, (x, *args))
 
 

@@ -1,0 +1,130 @@
+"""The named reductions of a signature of their own (kind "own" in ops/named.py) that are torch
+custom ops too: the vector norm (`ord`), both extremes (`(min, max)`), their range, and the mean
+with the variance (`(mean, var)`, `ddof`). Each maker takes a route, as ops/build.py's do: the
+public function (ops/family.py, ops/api.py) routes a torch tensor to its custom op while
+torch.compile traces the call or autograd records it (ops/torch_route.py); without one (None) it is
+the eager function ops/torch_ops.py runs as the custom op's implementation. count_nonzero, whose
+results are counts, stays in ops/family.py.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from kps import cache, norms
+
+from . import build, named
+from . import gpu_backend as _gpu
+from .call import Reduction, check_ddof
+from .dispatch import run
+from .gpu_backend import table
+
+
+def function(entry: named.Named, route=None):
+    """`entry`'s function (kind "own", with a torch custom op), under its public name."""
+    fn = _MAKERS[entry.name](entry, route or build.EAGER)
+    fn.__name__ = fn.__qualname__ = entry.name
+    return fn
+
+
+def _ptp(entry, route):
+    graph, to_torch = route
+    name, what = entry.name, build.reduction(entry)
+
+    def reduce_ptp(x, axis=None, keepdims=False, out=None):
+        """max - min over the given axes from one read (numpy.ptp): the input's dtype, integers wrapping
+        as NumPy's; NaN propagates; bool is a TypeError, as in NumPy."""
+        if getattr(x, "dtype", None) == np.bool_ or str(getattr(x, "dtype", "")) == "torch.bool":
+            raise TypeError("x: the range of booleans is undefined (numpy.ptp refuses bool too)")
+        if type(x) is not _gpu.ndarray and graph(name, x):
+            return to_torch(name, x, axis, keepdims, out)
+        return run(what, table(what.key) if out is None else None, x, axis, keepdims, None, out)
+
+    return reduce_ptp
+
+
+def _minmax(entry, route):
+    graph, to_torch = route
+    name, what = entry.name, build.reduction(entry)
+    prepared = table(what.key)
+
+    def reduce_minmax(x, axis=None, keepdims=False):
+        """`(min, max)` over the given axes from one read (torch.aminmax's pair, NumPy's semantics for
+        each: NaN propagates, an empty reduction raises ValueError). No `out=`."""
+        if type(x) is not _gpu.ndarray and graph(name, x):
+            return to_torch(name, x, axis, keepdims, None)
+        return run(what, prepared, x, axis, keepdims, None, None)
+
+    return reduce_minmax
+
+
+def _mean_var(entry, route):
+    graph, to_torch = route
+    name, made = entry.name, cache.Lru()  # ddof -> its Reduction
+
+    def reduce_mean_var(x, axis=None, keepdims=False, dtype=None, ddof=0):
+        """The mean and the variance over the given axes from one read of `x` (batch-norm statistics):
+        `(mean, var)`, each what `numpy.mean` and `numpy.var(ddof=ddof)` give (torch.var_mean gives them
+        the other way round). One pass of `kps.WELFORD`, as `reduce_var`; on the GPU the two results of an
+        output are written side by side and returned as views. No `out=`."""
+        ddof = check_ddof(ddof)
+        if type(x) is not _gpu.ndarray and graph(name, x):
+            return to_torch(name, x, axis, keepdims, None, dtype=dtype, ddof=ddof)
+        try:
+            what = made[ddof]
+        except KeyError:
+            what = made.put(ddof, build.reduction(entry, epilogue=entry.epilogue(ddof, None)))
+        return run(what, table(what.key), x, axis, keepdims, dtype, None)
+
+    return reduce_mean_var
+
+
+def _norm(entry, route):
+    graph, to_torch = route
+    name, made = entry.name, cache.Lru()  # (ord, float64 data) -> the norm's Reduction
+
+    def reduce_norm(x, ord=2, axis=None, keepdims=False):
+        """The vector norm of order `ord` over the given axes (numpy.linalg.norm's vector norms, and over
+        any axes, as torch.linalg.vector_norm): ord 2 (the default; squares summed in float64, float64
+        data scaled, so float32 values of 1e20 do not overflow), 1, inf (max |x|), -inf (min |x|), 0 (the
+        count of nonzeros) and any other p ((sum |x|^p)^(1/p)). Ints and bool give float64; floats keep
+        their type, 16-bit ones summed in float32; NaN propagates; the norm of nothing is 0 (inf and -inf:
+        ValueError, as NumPy's)."""
+        ord = _check_ord(ord)
+        if type(x) is not _gpu.ndarray and graph(name, x):
+            return to_torch(name, x, axis, keepdims, None, ord=ord)
+        key = (ord, _is_float64(x))
+        try:
+            what = made[key]
+        except KeyError:
+            what = made.put(key, Reduction(*norms.descriptors(*key), twin=entry.torch))
+        return run(what, table(what.key), x, axis, keepdims, None, None)
+
+    return reduce_norm
+
+
+def _check_ord(ord):
+    if type(ord) is int:  # the common case, first: the checks below cost microseconds a call
+        return ord
+    if isinstance(ord, (bool, np.bool_)) or not isinstance(ord, (int, float, np.integer, np.floating)):
+        if isinstance(ord, str):
+            raise ValueError(f"ord: vector norms take a number, inf or -inf; {ord!r} is a matrix norm")
+        raise TypeError(f"ord: expected a number, inf or -inf, got {ord!r}")
+    if np.isnan(ord):
+        raise ValueError("ord: expected a number, inf or -inf, got nan")
+    return float(ord) if not float(ord).is_integer() or np.isinf(ord) else int(ord)
+
+
+def _is_float64(x) -> bool:
+    """Whether x holds float64 (NumPy, CuPy and dask dtypes, torch's; a list as NumPy reads it)."""
+    dt = getattr(x, "dtype", None)
+    if dt is None:
+        dt = np.asarray(x).dtype
+    if isinstance(dt, np.dtype):  # (str() of a NumPy dtype costs microseconds a call)
+        return dt == _FLOAT64
+    return str(dt) == "torch.float64"
+
+
+_FLOAT64 = np.dtype(np.float64)
+
+_MAKERS = {named.PTP.name: _ptp, named.MINMAX.name: _minmax, named.MEAN_VAR.name: _mean_var,
+           named.NORM.name: _norm}
