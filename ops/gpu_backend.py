@@ -151,13 +151,8 @@ def _fill(y, fill) -> None:
         y.fill(fill)
 
 
-#: Results of at most this many bytes are allocated one call ahead: a prepared call launches into
-#: the buffer its previous call set aside on the same stream and allocates the next one after the
-#: launch, so the pool's allocation (1.3 us on the H100's host) leaves the time before the kernel
-#: starts. It bounds what the spares hold: one per prepared call (an Lru table's entry) and stream,
-#: for at most SPARE_STREAMS streams a call.
-SPARE_RESULT_BYTES = 64 * 1024
-SPARE_STREAMS = 4
+#: Results allocated one call ahead (ops/interop.py says why), by size and streams a call.
+SPARE_RESULT_BYTES, SPARE_STREAMS = interop.SPARE_RESULT_BYTES, interop.SPARE_STREAMS
 
 
 def prepare_call(shape, dtype, launch, fill, device_id, several=False, look=None):

@@ -108,6 +108,26 @@ def test_results_allocated_ahead_are_distinct_and_right_on_every_stream(shape, a
         assert np.all(np.abs(cp.asnumpy(r) - expect) <= bound)
 
 
+@pytest.mark.parametrize("shape, axis", [((4096, 37), 0), ((33, 5), 1), ((2048, 3000), 1)])
+def test_torch_results_allocated_ahead_are_distinct_and_right_on_every_stream(shape, axis):
+    """The same for CUDA torch tensors (interop.TorchCall): torch's streams taken in turns, every
+    result its own tensor, right, and still right after the next calls on its stream."""
+    torch = pytest.importorskip("torch")
+    host = np.random.default_rng(6).standard_normal(shape).astype(np.float32)
+    x = torch.from_numpy(host).cuda()
+    expect = host.astype(np.float64).sum(axis=axis)
+    bound = 1e-5 * np.abs(host).astype(np.float64).sum(axis=axis) + 1e-6
+    streams = [torch.cuda.default_stream(), torch.cuda.Stream(), torch.cuda.Stream()]
+    results = []
+    for k in range(3 * len(streams) + 1):
+        with torch.cuda.stream(streams[k % len(streams)]):
+            results.append(ops.reduce_sum(x, axis=axis))
+    torch.cuda.synchronize()
+    assert len({r.data_ptr() for r in results}) == len(results)
+    for r in results:
+        assert type(r) is torch.Tensor and np.all(np.abs(r.cpu().numpy() - expect) <= bound)
+
+
 def test_a_fork_after_gpu_work_refuses_it_clearly_and_keeps_numpy():
     code = textwrap.dedent("""
         import multiprocessing

@@ -56,7 +56,30 @@ def _parse(argv):
     p.add_argument("--rosenbrock", action="store_true",
                    help="the named transform-reduce case: the Rosenbrock cost of 90M float32 values, one pass over "
                         "x[:-1] and x[1:] (GB/s counts the input once), against CuPy and torch")
+    p.add_argument("--torch", action="store_true",
+                   help="what a torch user pays (GPU): small calls on a CuPy array and a torch tensor against "
+                        "torch.sum and an empty launch; the backward of sum, mean and var against torch's own")
     return p.parse_args(argv)
+
+
+def main_torch(args) -> int:
+    """The --torch tables (torch_bench.py): a GPU and torch, or nothing to measure."""
+    from . import torch_bench
+
+    if not timing.gpu_available() or cuda_torch() is None:
+        print("--torch: needs a GPU and torch with CUDA; nothing measured")
+        return 0
+    small, back = torch_bench.small_calls(), torch_bench.backward()
+    print(torch_bench.small_table(small))
+    print(torch_bench.backward_table(back))
+    worst = max(r["torch in"] - r["cupy in"] for r in small)
+    behind = [r for r in small if r["torch in"] > r["torch.sum"]]
+    print(f"summary: torch in at most {worst:+.2f} us over CuPy in; {len(small) - len(behind)}/{len(small)} small"
+          f" calls at or ahead of torch.sum; backward at or ahead of torch's on"
+          f" {sum(r['vs_torch'] >= 1 for r in back)}/{len(back)}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"small": small, "backward": back}, indent=1))
+    return 0
 
 
 def main_dask(args) -> int:
@@ -150,6 +173,8 @@ def main(argv=None) -> int:
         return main_graph(args)
     if args.dask:
         return main_dask(args)
+    if args.torch:
+        return main_torch(args)
     cases = select_cases(args)
     gpu = timing.gpu_available()
     if gpu:

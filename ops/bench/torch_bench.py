@@ -1,0 +1,85 @@
+"""`python -m ops.bench --torch`: what a torch user pays, on the GPU. Two tables:
+
+- small calls (eager, no autograd): one call of this project on a CuPy array and on a torch tensor,
+  torch.sum, and an empty kernel launch, CUDA events around each call, interleaved rounds;
+- backward: the gradient of sum, mean and var over 64 MB and 256 MB float32 inputs, this project's
+  (its custom op's formula, ops/torch_grads.py) against torch's own, the backward pass alone.
+"""
+from __future__ import annotations
+
+from typing import List
+
+from . import timing
+
+#: (name, shape, axis) of the small calls (the issue's three).
+SMALL = [("32x32, whole sum", (32, 32), None), ("1024x1024 over axis 1", (1024, 1024), 1),
+         ("1024x1024 over axis 0", (1024, 1024), 0)]
+
+#: (op, torch's own) of the backward table.
+BACKWARD_OPS = {"sum": "sum", "mean": "mean", "var": "var"}
+BACKWARD_SHAPES = [((4096, 4096), 1), ((4096, 4096), 0), ((16384, 4096), 1), ((16384, 4096), 0)]
+
+
+def _empty_launch():
+    import cupy
+
+    kernel = cupy.RawKernel('extern "C" __global__ void empty() {}', "empty")
+    return lambda: kernel((1,), (32,), ())
+
+
+def small_calls(repeat: int = 200) -> List[dict]:
+    import cupy
+    import torch
+
+    import ops
+
+    empty = _empty_launch()
+    rows = []
+    for name, shape, axis in SMALL:
+        c = cupy.random.default_rng(0).standard_normal(shape, dtype=cupy.float32)
+        t = torch.from_dlpack(c).clone()
+        fns = {"cupy in": lambda: ops.reduce_sum(c, axis=axis), "torch in": lambda: ops.reduce_sum(t, axis=axis),
+               "torch.sum": (lambda: torch.sum(t)) if axis is None else (lambda: torch.sum(t, dim=axis)),
+               "empty launch": empty}
+        us = timing.interleaved_us(fns, warmup=20, repeat=repeat, rounds=5)
+        rows.append({"case": name, **{k: round(v, 2) for k, v in us.items()}})
+    return rows
+
+
+def backward(repeat: int = 20) -> List[dict]:
+    import torch
+
+    import ops
+
+    rows = []
+    for (shape, axis) in BACKWARD_SHAPES:
+        x = torch.randn(shape, device="cuda").requires_grad_()
+        for op, own in BACKWARD_OPS.items():
+            ours, theirs = getattr(ops, f"reduce_{op}")(x, axis=axis), getattr(torch, own)(x, dim=axis)
+            g = torch.randn_like(theirs)
+            fns = {"kps": lambda: torch.autograd.grad(ours, x, g, retain_graph=True),
+                   "torch": lambda: torch.autograd.grad(theirs, x, g, retain_graph=True)}
+            us = timing.interleaved_us(fns, warmup=3, repeat=repeat, rounds=5)
+            mb = x.numel() * 4 / 1e6
+            rows.append({"op": op, "shape": "x".join(map(str, shape)), "axis": axis, "MB": round(mb),
+                         "kps_us": round(us["kps"], 1), "torch_us": round(us["torch"], 1),
+                         "vs_torch": round(us["torch"] / us["kps"], 3)})
+    return rows
+
+
+def small_table(rows) -> str:
+    head = f"{'case':24} | {'CuPy in':>8} | {'torch in':>8} | {'torch.sum':>9} | {'empty launch':>12} | torch - CuPy"
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        lines.append(f"{r['case']:24} | {r['cupy in']:8.2f} | {r['torch in']:8.2f} | {r['torch.sum']:9.2f} | "
+                     f"{r['empty launch']:12.2f} | {r['torch in'] - r['cupy in']:+.2f} us")
+    return "\n".join(lines)
+
+
+def backward_table(rows) -> str:
+    head = f"{'op':5} {'shape':>11} {'axis':>4} {'MB':>5} | {'kps us':>8} | {'torch us':>8} | vs torch"
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        lines.append(f"{r['op']:5} {r['shape']:>11} {r['axis']:>4} {r['MB']:5} | {r['kps_us']:8.1f} | "
+                     f"{r['torch_us']:8.1f} | {r['vs_torch']:.3f}x")
+    return "\n".join(lines)
