@@ -76,33 +76,33 @@ NAN_WELFORD = ReduceOp(
 )
 
 
-def _nan_denominator(ddof: int) -> str:
-    return f"(a.n - static_cast<decltype(a.n)>({ddof}))"
+def _nan_denominator(ddof) -> str:
+    return statistics._dof(ddof)  # n - ddof in the state's type; a NaN ddof fails the test > 0: NaN
 
 
 # numpy.nanvar: NaN, not inf, where n - ddof <= 0 (0 / 0 in the state's type)
 _NAN = "(static_cast<decltype(a.s2)>(0) / static_cast<decltype(a.s2)>(0))"
 
 
-def _numpy_nan_variance(a, ddof: int):
+def _numpy_nan_variance(a, ddof):
     dof = a["n"] - ddof
     with np.errstate(all="ignore"):
         return np.where(dof > 0, statistics._numpy_m2(a) / np.where(dof > 0, dof, 1), np.nan)
 
 
 @lru_cache(maxsize=cache.DEFAULT_LIMIT)
-def nan_variance(ddof: int) -> Epilogue:
+def nan_variance(ddof) -> Epilogue:
     """The variance of the numbers, dividing by n - ddof; NaN where that is not positive."""
-    return Epilogue(f"nan_variance_ddof{ddof}",
-                    f"{_nan_denominator(ddof)} > 0 ? {statistics.M2} / {_nan_denominator(ddof)} : {_NAN}",
+    return Epilogue(f"nan_variance_ddof{statistics.ddof_code(ddof)}",
+                    f"{_nan_denominator(ddof)} > 0 ? {statistics.m2_for(ddof)} / {_nan_denominator(ddof)} : {_NAN}",
                     lambda a, n: _numpy_nan_variance(a, ddof))
 
 
 @lru_cache(maxsize=cache.DEFAULT_LIMIT)
-def nan_std(ddof: int) -> Epilogue:
+def nan_std(ddof) -> Epilogue:
     """The standard deviation of the numbers (the square root of `nan_variance(ddof)`)."""
-    return Epilogue(f"nan_std_ddof{ddof}",
-                    f"{_nan_denominator(ddof)} > 0 ? sqrt({statistics.M2} / {_nan_denominator(ddof)}) : {_NAN}",
+    return Epilogue(f"nan_std_ddof{statistics.ddof_code(ddof)}",
+                    f"{_nan_denominator(ddof)} > 0 ? sqrt({statistics.m2_for(ddof)} / {_nan_denominator(ddof)}) : {_NAN}",
                     lambda a, n: np.sqrt(_numpy_nan_variance(a, ddof)))
 
 

@@ -90,9 +90,39 @@ LOGSUMEXP = ReduceOp(
 LOG_OF_SUM = Epilogue("log_of_sum", "a.m + log(a.s)", lambda a, n: a["m"] + np.log(a["s"]))
 
 
-def _denominator(ddof: int) -> str:
-    # NumPy: the divisor is max(n - ddof, 0), so ddof >= n gives inf (or NaN for a zero M2)
-    return f"max(a.n - static_cast<decltype(a.n)>({ddof}), static_cast<decltype(a.n)>(0))"
+def ddof_code(ddof) -> str:
+    """`ddof` as it appears in an epilogue's name (a C identifier): an integer as itself (as it always
+    has: an integer ddof's kernel is unchanged), a negative one as m<n>, any other real by its
+    float64 bits (f<hex>), so each value names one kernel and no two values share one."""
+    if isinstance(ddof, int):
+        return str(ddof) if ddof >= 0 else f"m{-ddof}"
+    return "f" + format(int(np.array(float(ddof), dtype=np.float64).view(np.uint64)), "016x")
+
+
+def _dof(ddof) -> str:
+    """n - ddof in the state's type (a float: the count is a float field), ddof exact: an integer
+    as a literal, any other real (0.5, inf, NaN) as its float64 bits."""
+    value = str(ddof) if isinstance(ddof, int) else dtypes.cuda_literal(ddof, np.float64)
+    return f"(a.n - static_cast<decltype(a.n)>({value}))"
+
+
+def _denominator(ddof) -> str:
+    # NumPy: the divisor is max(n - ddof, 0), so ddof >= n gives inf (or NaN for a zero M2). A
+    # non-integer ddof may be NaN, which NumPy's maximum propagates and CUDA's max (fmax) would
+    # drop: a select keeps it (NaN < 0 is false).
+    if isinstance(ddof, int):
+        return f"max({_dof(ddof)[1:-1]}, static_cast<decltype(a.n)>(0))"
+    return f"({_dof(ddof)} < static_cast<decltype(a.n)>(0) ? static_cast<decltype(a.n)>(0) : {_dof(ddof)})"
+
+
+#: The names of the epilogues that divide by max(n - ddof, 0), numpy.var's divisor.
+_CLAMPED = ("variance_ddof", "std_ddof", "mean_variance_ddof")
+
+
+def clamps_dof(epilogue: Epilogue) -> bool:
+    """Whether `epilogue` is `variance`, `std` or `mean_and_variance` of some ddof: numpy.var's
+    divisor, for which NumPy warns where ddof >= n (the API's warning: ops/looks.py)."""
+    return epilogue.name.startswith(_CLAMPED)
 
 
 # M2, the sum of squared deviations from the mean, from the shifted sums: s2 - s1^2 / n, at most a
@@ -104,29 +134,38 @@ M2 = f"({_M2} < 0 ? static_cast<decltype(a.s2)>(0) : {_M2})"
 MEAN_OF_STATE = "(a.shift + a.s1 / a.n)"
 
 
+def m2_for(ddof) -> str:
+    """M2 for a ddof's epilogue. NumPy's M2 of nothing is 0 (a sum of no squares), which matters
+    only where n - ddof > 0 for n = 0, a negative ddof: numpy.var of nothing with ddof=-1 is 0 / 1.
+    For ddof >= 0 (or NaN) the quotient is NaN whatever M2 is, and the kernels keep the plain M2."""
+    return f"(a.n > 0 ? {M2} : static_cast<decltype(a.s2)>(0))" if ddof < 0 else M2
+
+
 def _numpy_m2(a):
+    """M2 as the kernels compute it; 0 for an empty state (see `m2_for`: the same quotients)."""
     with np.errstate(all="ignore"):
         m2 = (a["s2"] - a["s1"] * (a["s1"] / a["n"])) + (a["shift"] - a["shift"])
-    return np.where(m2 < 0, 0, m2).astype(m2.dtype)
+    return np.where(a["n"] > 0, np.where(m2 < 0, 0, m2), 0).astype(m2.dtype)
 
 
 @lru_cache(maxsize=cache.DEFAULT_LIMIT)
-def variance(ddof: int) -> Epilogue:
-    """The variance from a WELFORD state, dividing by n - ddof (one descriptor per ddof)."""
-    return Epilogue(f"variance_ddof{ddof}", f"{M2} / {_denominator(ddof)}",
+def variance(ddof) -> Epilogue:
+    """The variance from a WELFORD state, dividing by max(n - ddof, 0) (one descriptor per ddof, any
+    real number: ops.call.check_ddof gives an integral one as an int)."""
+    return Epilogue(f"variance_ddof{ddof_code(ddof)}", f"{m2_for(ddof)} / {_denominator(ddof)}",
                     lambda a, n: _numpy_m2(a) / np.maximum(a["n"] - ddof, 0))
 
 
 @lru_cache(maxsize=cache.DEFAULT_LIMIT)
-def mean_and_variance(ddof: int) -> Epilogue:
+def mean_and_variance(ddof) -> Epilogue:
     """The mean and the variance (divided by n - ddof) from one WELFORD state: two results per
     output. The mean of nothing is NaN, as NumPy's."""
-    return Epilogue(f"mean_variance_ddof{ddof}", (MEAN_OF_STATE, f"{M2} / {_denominator(ddof)}"),
+    return Epilogue(f"mean_variance_ddof{ddof_code(ddof)}", (MEAN_OF_STATE, f"{m2_for(ddof)} / {_denominator(ddof)}"),
                     lambda a, n: (a["shift"] + a["s1"] / a["n"], _numpy_m2(a) / np.maximum(a["n"] - ddof, 0)))
 
 
 @lru_cache(maxsize=cache.DEFAULT_LIMIT)
-def std(ddof: int) -> Epilogue:
+def std(ddof) -> Epilogue:
     """The standard deviation from a WELFORD state (the square root of `variance(ddof)`)."""
-    return Epilogue(f"std_ddof{ddof}", f"sqrt({M2} / {_denominator(ddof)})",
+    return Epilogue(f"std_ddof{ddof_code(ddof)}", f"sqrt({m2_for(ddof)} / {_denominator(ddof)})",
                     lambda a, n: np.sqrt(_numpy_m2(a) / np.maximum(a["n"] - ddof, 0)))

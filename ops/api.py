@@ -14,7 +14,7 @@ from functools import lru_cache
 import kps
 from kps import cache
 
-from . import build, dispatch, gpu_backend, named
+from . import build, dispatch, gpu_backend, looks, named
 from .call import Reduction, check_ddof
 from .gpu_backend import prepared as _prepared, signature as _signature
 from .torch_route import ROUTE
@@ -71,10 +71,13 @@ def reduce_mean_var(x, axis=None, keepdims=False, dtype=None, ddof=0):
     `(mean, var)`, each what `numpy.mean` and `numpy.var(ddof=ddof)` give (torch.var_mean gives them
     the other way round). One pass of `kps.WELFORD`, as `reduce_var`; on the GPU the two results of an output
     are written side by side and returned as views. No `out=`."""
-    what = _mean_var(check_ddof(ddof))
-    return dispatch.run(what, gpu_backend.table(what.key), x, axis, keepdims, dtype, None)
+    ddof = check_ddof(ddof)
+    what = _mean_var(ddof)
+    result = dispatch.run(what, gpu_backend.table(what.key), x, axis, keepdims, dtype, None)
+    looks.warn_few_degrees(x, axis, ddof)  # numpy.var's, where ddof >= n
+    return result
 
 
-@lru_cache(maxsize=cache.DEFAULT_LIMIT)
-def _mean_var(ddof: int) -> Reduction:
+@lru_cache(maxsize=cache.DEFAULT_LIMIT, typed=True)
+def _mean_var(ddof) -> Reduction:
     return build.reduction(named.MEAN_VAR, epilogue=named.MEAN_VAR.epilogue(ddof, None))

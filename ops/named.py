@@ -44,7 +44,7 @@ class Named:
 
 #: The arguments a torch custom op takes after `x, int[]? axis, bool keepdims`, by signature kind.
 TORCH_SCHEMAS = {"sum": ", ScalarType? dtype", "plain": ", ScalarType? dtype",
-                 "ddof": ", ScalarType? dtype, int ddof", "arg": ""}
+                 "ddof": ", ScalarType? dtype, float ddof", "arg": ""}
 
 
 def has_torch_op(entry: Named) -> bool:

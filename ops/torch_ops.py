@@ -108,5 +108,5 @@ def call(name: str, x, axis, keepdims, out, **kwargs):
         dtype = kwargs.get("dtype")
         args.append(dtype if dtype is None or isinstance(dtype, torch.dtype) else interop.torch_dtype(np.dtype(dtype)))
     if "ddof" in extra:
-        args.append(int(kwargs.get("ddof", 0)))
+        args.append(float(kwargs.get("ddof", 0)))
     return _registered[name](*args)
