@@ -13,7 +13,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import cache, statistics
+from . import cache, dtypes, statistics
 from .arg import _NO_INDEX, _accumulate_index, _combine as _arg_combine
 from .functors import Epilogue, ReduceOp, TransformOp, _accumulate_mean, _accumulate_same, _lowest, _highest
 
@@ -34,7 +34,7 @@ def _nan_extreme(name: str, greater: bool) -> ReduceOp:
     return ReduceOp(
         name,
         combine=f"kps::{'FMax' if greater else 'FMin'}(a, b)",
-        identity=lambda dt: np.nan if dt.kind == "f" else worst(dt),
+        identity=lambda dt: np.nan if dt.kind in "fc" else worst(dt),
         numpy=np.fmax if greater else np.fmin,
         accumulate=_accumulate_same,
         empty_ok=False,
@@ -51,8 +51,8 @@ SUM_COUNT = ReduceOp(
     identity=lambda dt: {"s": 0, "n": 0},
     numpy=lambda a, b: {"s": a["s"] + b["s"], "n": a["n"] + b["n"]},
     accumulate=_accumulate_mean,
-    state=(("s", "acc"), ("n", "acc")),
-    lift="acc_t r; const bool skip = x != x; r.s = skip ? value_t(0) : x; r.n = skip ? value_t(0) : value_t(1); return r;",
+    state=(("s", "acc"), ("n", "real")),
+    lift="acc_t r; const bool skip = x != x; r.s = skip ? value_t(0) : x; r.n = skip ? real_t(0) : real_t(1); return r;",
     numpy_lift=lambda x: {"s": np.where(_isnan(x), 0, x), "n": np.where(_isnan(x), 0, 1)},
 )
 
@@ -70,9 +70,9 @@ NAN_WELFORD = ReduceOp(
     numpy=statistics.WELFORD.numpy,
     accumulate=statistics.WELFORD.accumulate,
     state=statistics.WELFORD.state,
-    lift="acc_t r; r.n = x == x ? value_t(1) : value_t(0); r.shift = x; r.s1 = value_t(-0.0); r.s2 = value_t(-0.0); return r;",
-    numpy_lift=lambda x: {"n": np.where(_isnan(x), 0, 1).astype(x.dtype), "shift": np.where(_isnan(x), 0, x),
-                          "s1": np.full_like(x, -0.0), "s2": np.full_like(x, -0.0)},
+    lift="acc_t r; r.n = x == x ? real_t(1) : real_t(0); r.shift = x; r.s1 = value_t(-0.0); r.s2 = real_t(-0.0); return r;",
+    numpy_lift=lambda x: dict(statistics._welford_lift(x), n=np.where(_isnan(x), 0, 1).astype(dtypes.real_dtype(x.dtype)),
+                              shift=np.where(_isnan(x), 0, x)),
 )
 
 

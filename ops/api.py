@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+import numpy as np
+
 import kps
 from kps import cache
 
@@ -73,9 +75,16 @@ def reduce_mean_var(x, axis=None, keepdims=False, dtype=None, ddof=0):
     are written side by side and returned as views. No `out=`."""
     ddof = check_ddof(ddof)
     what = _mean_var(ddof)
-    result = dispatch.run(what, gpu_backend.table(what.key), x, axis, keepdims, dtype, None)
+    mean, var = dispatch.run(what, gpu_backend.table(what.key), x, axis, keepdims, dtype, None)
     looks.warn_few_degrees(x, axis, ddof)  # numpy.var's, where ddof >= n
-    return result
+    # complex data: one state gives both in numpy.mean's complex type; numpy.var's is the real part's
+    return mean, (var.real if _is_complex(var) else var)
+
+
+def _is_complex(r) -> bool:
+    """Whether a result (NumPy, CuPy, dask array or torch tensor) holds complex numbers."""
+    dt = r.dtype
+    return dt.is_complex if hasattr(dt, "is_complex") else np.dtype(dt).kind == "c"
 
 
 @lru_cache(maxsize=cache.DEFAULT_LIMIT, typed=True)

@@ -69,19 +69,32 @@ def _check_ord(ord):
     return float(ord) if not float(ord).is_integer() or np.isinf(ord) else int(ord)
 
 
-def _is_float64(x) -> bool:
-    """Whether x holds float64 (NumPy, CuPy and dask dtypes, torch's; a list as NumPy reads it)."""
+def _data_kind(x) -> str:
+    """What the norm's descriptors depend on: "float64", "complex64", "complex128" or "other"
+    (NumPy, CuPy and dask dtypes, torch's; a list as NumPy reads it)."""
     dt = getattr(x, "dtype", None)
     if dt is None:
         dt = np.asarray(x).dtype
     if isinstance(dt, np.dtype):  # (str() of a NumPy dtype costs microseconds a call)
-        return dt == _FLOAT64
-    return str(dt) == "torch.float64"
+        name = dt.name if dt == _FLOAT64 or dt.kind == "c" else "other"
+    else:
+        name = str(dt).replace("torch.", "")
+    return name if name in _KINDS else "other"
+
+
+_KINDS = ("float64", "complex64", "complex128")
+
+
+def _norm_descriptors(ord, kind: str):
+    """The norm's descriptors for data of `kind` (`_data_kind`): complex data's are their magnitudes'."""
+    if kind.startswith("complex"):
+        return norms.of_magnitudes(ord, kind == "complex128")
+    return norms.descriptors(ord, kind == "float64")
 
 
 _FLOAT64 = np.dtype(np.float64)
 
-#: (ord, float64 data) -> the norm's Reduction (its torch twin for a torch tensor's dtype).
+#: (ord, the data's kind: `_data_kind`) -> the norm's Reduction (its torch twin for a torch tensor's dtype).
 _NORMS = cache.Lru()
 
 
@@ -92,9 +105,9 @@ def reduce_norm(x, ord=2, axis=None, keepdims=False):
     count of nonzeros) and any other p ((sum |x|^p)^(1/p)). Ints and bool give float64; floats keep
     their type, 16-bit ones summed in float32; NaN propagates; the norm of nothing is 0 (inf and -inf:
     ValueError, as NumPy's)."""
-    key = (_check_ord(ord), _is_float64(x))
+    key = (_check_ord(ord), _data_kind(x))
     try:
         what = _NORMS[key]
     except KeyError:
-        what = _NORMS.put(key, Reduction(*norms.descriptors(*key), twin=named.NORM.torch))
+        what = _NORMS.put(key, Reduction(*_norm_descriptors(*key), twin=named.NORM.torch))
     return run(what, table(what.key), x, axis, keepdims, None, None)
