@@ -136,9 +136,11 @@ def _compile_in_parallel(fn, jobs) -> list:
 
 
 #: One program of each kind the kernels are instantiated for: a scalar sum, a struct state with the
-#: element's index, a 1-byte `any` (words, word columns), several inputs.
+#: element's index, a 1-byte `any` (words, word columns), several inputs, and the widest state (complex
+#: Welford's 64 bytes: complex128 sums beside real counts).
 REGIMES = [(kps.ADD, kps.IDENTITY, kps.NONE, ("float32",)), (kps.ARGMAX, kps.IDENTITY, kps.INDEX, ("float32",)),
-           (kps.LOGICAL_OR, kps.IDENTITY, kps.NONE, ("bool",)), (kps.ADD, ROSENBROCK, kps.NONE, ("float32", "float32"))]
+           (kps.LOGICAL_OR, kps.IDENTITY, kps.NONE, ("bool",)), (kps.ADD, ROSENBROCK, kps.NONE, ("float32", "float32")),
+           (kps.WELFORD, kps.IDENTITY, kps.variance(1), ("complex64",))]
 
 
 def _compile_regime(i):
@@ -227,7 +229,7 @@ def test_every_family_specialisation_compiles_for_sm_90():
 #: scalar, struct of one dtype, one field, value and index, narrow fields.
 RAW_SPECS = [(kps.ADD, kps.MEAN), (kps.LOGICAL_OR, kps.NONE), (kps.WELFORD, kps.variance(0)), (kps.ARGMAX, kps.INDEX),
              (kps.MINMAX, kps.PEAK_TO_PEAK), (kps.norms.SUM_OF_SQUARES, kps.norms.ROOT)]
-RAW_DTYPES = ["float32", "float16", "float64", "int32", "bool"]
+RAW_DTYPES = ["float32", "float16", "float64", "int32", "bool", "complex64", "complex128"]
 
 
 def _compile_raw(args):
@@ -240,6 +242,25 @@ def _compile_raw(args):
 def test_every_raw_state_specialisation_compiles_for_sm_90():
     jobs = [(i, d) for i in range(len(RAW_SPECS)) for d in RAW_DTYPES]
     counts = _compile_in_parallel(_compile_raw, jobs)
+    assert len(counts) == len(jobs) and min(counts) >= 4
+
+
+def _compile_complex(args):
+    from test_complex import COMPLEX_SPECS
+
+    i, dt_name = args
+    op, transform, epilogue = COMPLEX_SPECS[i]
+    return _compile_functors(kps.resolve(op, transform, epilogue, np.dtype(dt_name)))
+
+
+@pytest.mark.exhaustive
+def test_every_complex_specialisation_compiles_for_sm_90():
+    """Every op NumPy defines for complex numbers (tests/test_complex.py's specs) through every
+    kernel variant, complex64 and complex128 (the fast tier compiles each op's row kernel)."""
+    from test_complex import COMPLEX_SPECS
+
+    jobs = [(i, d.name) for i in range(len(COMPLEX_SPECS)) for d in kps.dtypes.COMPLEX]
+    counts = _compile_in_parallel(_compile_complex, jobs)
     assert len(counts) == len(jobs) and min(counts) >= 4
 
 
