@@ -99,3 +99,14 @@ def test_dask_arrays_of_cupy_complex_blocks():
         got = COMPLEX_OPS[name][0](xd, axis=0)
         got = tuple(cp.asnumpy(g.compute()) for g in got) if isinstance(got, tuple) else cp.asnumpy(got.compute())
         check(name, got, x, 0)
+
+
+def test_a_complex128_view_off_its_16_byte_grid():
+    """NumPy's complex128 alignment is 8 bytes; kps::complex<double> loads 16: such an input is
+    copied first (ops/gpu_backend.py)."""
+    base = cp.asarray(np.random.default_rng(3).standard_normal(2 * 1001 + 1))
+    view = base[1:].view(cp.complex128)
+    assert view.data.ptr % 16 == 8
+    x = cp.asnumpy(view)
+    check("sum", cp.asnumpy(ops.reduce_sum(view)), x, None)
+    check("var", cp.asnumpy(ops.reduce_var(view)), x, None)
