@@ -111,6 +111,10 @@ STAGE_MAX_SLOTS = 8
 #: ... for a state (var (N, 3, 33) 28.2% at 4, 29.5% at 8: 4 keeps registers, 2026-11-27).
 STAGE_MAX_STATE_SLOTS = 4
 
+#: The widest accumulator staged: every real one (float64 Welford's 32 bytes); complex128 Welford's 64
+#: overflowed shared memory beside a span (50 KB of 48: NVRTC, 2026-11-27) and takes the other kernels.
+STAGE_MAX_ACC_BYTES = 32
+
 #: Longest misaligned reduced run staged (at 512 several-dim folds fell 2448 -> 425 GB/s, 2026-11-25).
 STAGE_MAX_RUN_BYTES = 2048
 

@@ -27,12 +27,18 @@ _CUDA_TYPES = {
     np.dtype(np.float16): "kps::float16",
     np.dtype(np.float32): "float",
     np.dtype(np.float64): "double",
+    np.dtype(np.complex64): "kps::complex<float>",  # kps/include/kps/complex.cuh
+    np.dtype(np.complex128): "kps::complex<double>",
 }
 if BFLOAT16 is not None:
     _CUDA_TYPES[BFLOAT16] = "kps::bfloat16"
 
-#: The dtypes every op accepts, in a stable order (tests and compile checks iterate it).
+#: The dtypes the kernels know, in a stable order (tests and compile checks iterate it): the real
+#: ones, which every op accepts, then the complex ones, which every op NumPy defines for them accepts
+#: (not logsumexp, ptp of bool aside; docs/usage.md lists them).
 SUPPORTED = tuple(_CUDA_TYPES)
+COMPLEX = tuple(dt for dt in SUPPORTED if dt.kind == "c")
+REAL = tuple(dt for dt in SUPPORTED if dt.kind != "c")
 
 #: Short names used in generated symbol names.
 _CODES = {dt: (dt.name if dt != BFLOAT16 else "bfloat16") for dt in _CUDA_TYPES}
@@ -50,10 +56,26 @@ def check_dtype(dtype, argument: str = "x") -> np.dtype:
     except TypeError as exc:
         raise TypeError(f"{argument}: {dtype!r} is not a dtype") from exc
     if dt not in _CUDA_TYPES:
-        kind = "complex dtypes are not supported" if dt.kind == "c" else "unsupported dtype"
         supported = ", ".join(d.name for d in SUPPORTED)
-        raise TypeError(f"{argument}: {kind} ({dt}); supported: {supported}")
+        raise TypeError(f"{argument}: unsupported dtype ({dt}); supported: {supported}")
     return dt
+
+
+def is_complex(dtype) -> bool:
+    return np.dtype(dtype).kind == "c"
+
+
+def refuse_complex(dtype, what: str) -> np.dtype:
+    """`dtype`, or a TypeError naming `x` where it is complex and `what` takes no complex numbers."""
+    if is_complex(dtype):
+        raise TypeError(f"x: {what} of complex numbers ({np.dtype(dtype)}) is not supported")
+    return dtype
+
+
+def real_dtype(dtype) -> np.dtype:
+    """The dtype of a value's parts: float32 for complex64, float64 for complex128, a real dtype itself."""
+    dtype = np.dtype(dtype)
+    return np.empty(0, dtype).real.dtype if dtype.kind == "c" else dtype
 
 
 def storage(dtype: np.dtype) -> np.dtype:
@@ -87,6 +109,9 @@ def cuda_literal(value, dtype: np.dtype) -> str:
             return "(-9223372036854775807LL - 1)"
         suffix = {"int64": "LL", "uint64": "ULL", "uint32": "U"}.get(dt.name, "")
         return f"static_cast<{ctype}>({v}{suffix})"
+    if dt.kind == "c":  # kps::complex<T>(re, im), each part exact
+        v, part = complex(value), real_dtype(dt)
+        return f"{ctype}({cuda_literal(v.real, part)}, {cuda_literal(v.imag, part)})"
     v = float(value)
     if dt == np.float64:
         bits = int(np.array(v, dtype=np.float64).view(np.uint64))

@@ -29,13 +29,8 @@ MINMAX = ReduceOp(
 )
 
 #: max - min, cast to the output (the input's) type: integers subtract as unsigned (no signed
-#: overflow) and wrap as in numpy.ptp.
-PEAK_TO_PEAK = Epilogue(
-    "peak_to_peak",
-    "static_cast<decltype(a.hi)>(0.5) == 0"
-    " ? kps::Cast<out_t>(static_cast<unsigned long long>(a.hi) - static_cast<unsigned long long>(a.lo))"
-    " : kps::Cast<out_t>(a.hi - a.lo)",
-    lambda a, n: np.subtract(a["hi"], a["lo"]))
+#: overflow) and wrap as in numpy.ptp; complex numbers subtract as complex (kps::PeakToPeak).
+PEAK_TO_PEAK = Epilogue("peak_to_peak", "kps::PeakToPeak<out_t>(a.hi, a.lo)", lambda a, n: np.subtract(a["hi"], a["lo"]))
 
 #: (min, max) of each output.
 MIN_AND_MAX = Epilogue("min_and_max", ("a.lo", "a.hi"), lambda a, n: (a["lo"], a["hi"]))

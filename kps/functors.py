@@ -81,7 +81,8 @@ def _accumulate_mean(dtype: np.dtype, requested: Optional[np.dtype]):
     return (np.dtype(np.float32) if dtypes.is_half(out) else out), out
 
 
-#: Types a state field may have: "acc" (the accumulate dtype the op's type rule picks) or one of these.
+#: Types a state field may have: "acc" (the accumulate dtype the op's type rule picks), "real" (its
+#: real part's: a count or a sum of squares beside complex sums), or one of these.
 STATE_FIELD_TYPES = ("float32", "float64", "int32", "int64", "uint32", "uint64")
 
 
@@ -130,9 +131,9 @@ class ReduceOp:
             if not (isinstance(field, tuple) and len(field) == 2 and isinstance(field[0], str)
                     and _NAME.match(field[0])):
                 raise TypeError(f"state: expected (name, type) pairs with C identifiers for names, got {field!r}")
-            if field[1] != "acc" and field[1] not in STATE_FIELD_TYPES:
+            if field[1] not in ("acc", "real") and field[1] not in STATE_FIELD_TYPES:
                 raise TypeError(f"state: field {field[0]!r} has unsupported type {field[1]!r}; supported: "
-                                f"'acc', {', '.join(map(repr, STATE_FIELD_TYPES))}")
+                                f"'acc', 'real', {', '.join(map(repr, STATE_FIELD_TYPES))}")
         if len({name for name, _ in self.state}) != len(self.state):
             raise ValueError(f"state: duplicate field names in {self.state!r}")
         if self.state and not (self.lift and callable(self.numpy_lift)):
@@ -144,7 +145,13 @@ class ReduceOp:
 
     def state_dtype(self, acc: np.dtype) -> np.dtype:
         """The accumulator's layout as a NumPy structured dtype (C's field order and padding)."""
-        return np.dtype([(name, acc if t == "acc" else np.dtype(t)) for name, t in self.state], align=True)
+        return np.dtype([(name, _field_dtype(t, acc)) for name, t in self.state], align=True)
+
+
+def _field_dtype(t: str, acc: np.dtype) -> np.dtype:
+    """A state field's dtype: "acc" the accumulate dtype, "real" its real part's (float64 for
+    complex128; the accumulate dtype itself where it is real), else the named dtype."""
+    return acc if t == "acc" else dtypes.real_dtype(acc) if t == "real" else np.dtype(t)
 
 
 #: The most arrays one transform may read (kps::kMaxInputs in kps/include/kps/types.cuh).
@@ -216,14 +223,19 @@ class Epilogue:
 
 
 def _lowest(dt: np.dtype):
+    """The least value of `dt` (complex: -inf - inf j, first in NumPy's lexicographic order)."""
     if dt == np.bool_:
         return False
+    if dt.kind == "c":
+        return complex(-np.inf, -np.inf)
     return -np.inf if dt.kind == "f" else np.iinfo(dt).min
 
 
 def _highest(dt: np.dtype):
     if dt == np.bool_:
         return True
+    if dt.kind == "c":
+        return complex(np.inf, np.inf)
     return np.inf if dt.kind == "f" else np.iinfo(dt).max
 
 
@@ -237,7 +249,7 @@ LOGICAL_OR = ReduceOp("logical_or", "a || b", lambda dt: False, np.logical_or, _
 
 IDENTITY = TransformOp("identity", "x", lambda x: x)
 SQUARE = TransformOp("square", "x * x", np.square)
-ABS = TransformOp("abs", "(x < 0 ? -x : x)", np.abs)
+ABS = TransformOp("abs", "kps::Abs(x)", np.abs)  # a complex number's magnitude (hypot), as numpy.abs
 NONZERO = TransformOp("nonzero", "x != 0", lambda x: x != 0)  # numpy.count_nonzero's view (NaN counts)
 
 NONE = Epilogue("none", "a", lambda a, n: a)
@@ -369,6 +381,7 @@ class Functors:
             f"struct {self.reduce_struct} {{\n"
             f"  typedef {state} acc_t;\n"
             f"  typedef {value} value_t;\n"
+            f"  typedef {dtypes.cuda_type(dtypes.real_dtype(self.value_dtype))} real_t;\n"
             f"  __device__ static acc_t Identity() {{ acc_t a; {init} return a; }}\n"
             f"  __device__ static acc_t Combine(acc_t a, acc_t b) {{ {_body(self.op.combine)} }}\n"
             f"  __device__ static acc_t Lift(value_t x, long long i) {{ {_body(self.op.lift)} }}\n"

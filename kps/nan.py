@@ -13,9 +13,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import cache, statistics
+from . import cache, dtypes, statistics
 from .arg import _NO_INDEX, _accumulate_index, _combine as _arg_combine
-from .functors import Epilogue, ReduceOp, TransformOp, _accumulate_mean, _accumulate_mean_sum, _accumulate_same, _lowest, _highest
+from .functors import Epilogue, ReduceOp, TransformOp, _accumulate_mean_sum, _accumulate_same, _lowest, _highest
 
 
 def _isnan(x):
@@ -34,7 +34,7 @@ def _nan_extreme(name: str, greater: bool) -> ReduceOp:
     return ReduceOp(
         name,
         combine=f"kps::{'FMax' if greater else 'FMin'}(a, b)",
-        identity=lambda dt: np.nan if dt.kind == "f" else worst(dt),
+        identity=lambda dt: np.nan if dt.kind in "fc" else worst(dt),
         numpy=np.fmax if greater else np.fmin,
         accumulate=_accumulate_same,
         empty_ok=False,
@@ -51,8 +51,8 @@ SUM_COUNT = ReduceOp(
     identity=lambda dt: {"s": 0, "n": 0},
     numpy=lambda a, b: {"s": a["s"] + b["s"], "n": a["n"] + b["n"]},
     accumulate=_accumulate_mean_sum,  # (a float32 nanmean sums in float64, as mean does)
-    state=(("s", "acc"), ("n", "acc")),
-    lift="acc_t r; const bool skip = x != x; r.s = skip ? value_t(0) : x; r.n = skip ? value_t(0) : value_t(1); return r;",
+    state=(("s", "acc"), ("n", "real")),
+    lift="acc_t r; const bool skip = x != x; r.s = skip ? value_t(0) : x; r.n = skip ? real_t(0) : real_t(1); return r;",
     numpy_lift=lambda x: {"s": np.where(_isnan(x), 0, x), "n": np.where(_isnan(x), 0, 1)},
 )
 
@@ -70,39 +70,39 @@ NAN_WELFORD = ReduceOp(
     numpy=statistics.WELFORD.numpy,
     accumulate=statistics.WELFORD.accumulate,
     state=statistics.WELFORD.state,
-    lift="acc_t r; r.n = x == x ? value_t(1) : value_t(0); r.shift = x; r.s1 = value_t(-0.0); r.s2 = value_t(-0.0); return r;",
-    numpy_lift=lambda x: {"n": np.where(_isnan(x), 0, 1).astype(x.dtype), "shift": np.where(_isnan(x), 0, x),
-                          "s1": np.full_like(x, -0.0), "s2": np.full_like(x, -0.0)},
+    lift="acc_t r; r.n = x == x ? real_t(1) : real_t(0); r.shift = x; r.s1 = value_t(-0.0); r.s2 = real_t(-0.0); return r;",
+    numpy_lift=lambda x: dict(statistics._welford_lift(x), n=np.where(_isnan(x), 0, 1).astype(dtypes.real_dtype(x.dtype)),
+                              shift=np.where(_isnan(x), 0, x)),
 )
 
 
-def _nan_denominator(ddof: int) -> str:
-    return f"(a.n - static_cast<decltype(a.n)>({ddof}))"
+def _nan_denominator(ddof) -> str:
+    return statistics._dof(ddof)  # n - ddof in the state's type; a NaN ddof fails the test > 0: NaN
 
 
 # numpy.nanvar: NaN, not inf, where n - ddof <= 0 (0 / 0 in the state's type)
 _NAN = "(static_cast<decltype(a.s2)>(0) / static_cast<decltype(a.s2)>(0))"
 
 
-def _numpy_nan_variance(a, ddof: int):
+def _numpy_nan_variance(a, ddof):
     dof = a["n"] - ddof
     with np.errstate(all="ignore"):
         return np.where(dof > 0, statistics._numpy_m2(a) / np.where(dof > 0, dof, 1), np.nan)
 
 
 @lru_cache(maxsize=cache.DEFAULT_LIMIT)
-def nan_variance(ddof: int) -> Epilogue:
+def nan_variance(ddof) -> Epilogue:
     """The variance of the numbers, dividing by n - ddof; NaN where that is not positive."""
-    return Epilogue(f"nan_variance_ddof{ddof}",
-                    f"{_nan_denominator(ddof)} > 0 ? {statistics.M2} / {_nan_denominator(ddof)} : {_NAN}",
+    return Epilogue(f"nan_variance_ddof{statistics.ddof_code(ddof)}",
+                    f"{_nan_denominator(ddof)} > 0 ? {statistics.m2_for(ddof)} / {_nan_denominator(ddof)} : {_NAN}",
                     lambda a, n: _numpy_nan_variance(a, ddof))
 
 
 @lru_cache(maxsize=cache.DEFAULT_LIMIT)
-def nan_std(ddof: int) -> Epilogue:
+def nan_std(ddof) -> Epilogue:
     """The standard deviation of the numbers (the square root of `nan_variance(ddof)`)."""
-    return Epilogue(f"nan_std_ddof{ddof}",
-                    f"{_nan_denominator(ddof)} > 0 ? sqrt({statistics.M2} / {_nan_denominator(ddof)}) : {_NAN}",
+    return Epilogue(f"nan_std_ddof{statistics.ddof_code(ddof)}",
+                    f"{_nan_denominator(ddof)} > 0 ? sqrt({statistics.m2_for(ddof)} / {_nan_denominator(ddof)}) : {_NAN}",
                     lambda a, n: np.sqrt(_numpy_nan_variance(a, ddof)))
 
 

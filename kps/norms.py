@@ -16,7 +16,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import cache
+from . import cache, dtypes
 from .functors import ABS, ADD, IDENTITY, MAX, MIN, Epilogue, ReduceOp, TransformOp, _accumulate_mean
 
 
@@ -77,16 +77,17 @@ def power(p: float):
     """(|x|^p summed)^(1/p): its transform and its epilogue, for one p (numpy.linalg.norm's way)."""
     lit = repr(float(p))
     tag = lit.replace("-", "m").replace(".", "_").replace("+", "")
-    transform = TransformOp(f"abs_pow_{tag}", f"pow(static_cast<res_t>(x < 0 ? -x : x), static_cast<res_t>({lit}))",
+    transform = TransformOp(f"abs_pow_{tag}", f"pow(static_cast<res_t>(kps::Abs(x)), static_cast<res_t>({lit}))",
                             numpy=lambda x: np.abs(x) ** float(p))
     epilogue = Epilogue(f"root_{tag}", f"pow(a, static_cast<acc_t>(1.0 / {lit}))", lambda a, n: a ** (1.0 / float(p)),
                         _accumulate_mean)
     return transform, epilogue
 
 
-#: 1 where x is not zero, in the input's float type (ints and bool: float64): numpy.linalg.norm's 0-"norm".
+#: 1 where x is not zero, in the input's float type (complex: its parts'; ints and bool: float64):
+#: numpy.linalg.norm's 0-"norm".
 NONZERO_COUNT = TransformOp("nonzero_count", "x != 0",
-                            numpy=lambda x: (x != 0).astype(x.dtype if x.dtype.kind == "f" else np.float64))
+                            numpy=lambda x: (x != 0).astype(dtypes.real_dtype(x.dtype) if x.dtype.kind in "fc" else np.float64))
 
 
 def descriptors(ord, float64: bool = False):
@@ -104,3 +105,12 @@ def descriptors(ord, float64: bool = False):
         return ADD, NONZERO_COUNT, AS_FLOAT
     transform, epilogue = power(ord)
     return ADD, transform, epilogue
+
+
+def of_magnitudes(ord, float64: bool = False):
+    """(op, transform, epilogue) of the vector norm of order `ord` of complex data (`float64`:
+    complex128): numpy.linalg.norm's, the norm of the magnitudes |x| (hypot), real results. Every
+    ord but 2 reads |x| already (kps::Abs is the magnitude); the 2-norm sums |x|^2 of the magnitudes,
+    float64 ones scaled."""
+    op, transform, epilogue = descriptors(ord, float64)
+    return op, (ABS if transform is IDENTITY else transform), epilogue

@@ -5,7 +5,8 @@ element's add and every merge of two states (in each thread, across the warp and
 between split partials) recovers its own error exactly (TwoSum in Neumaier's branchy form) and
 adds it to c; the result is s + c. Floats accumulate in float64 (float32 and the 16-bit floats) or
 float64 with compensation (float64), so float32 results are the correctly rounded sum on data that
-cancels or mixes magnitudes (1e8 beside 1). Integers are exact already: they take the plain sum.
+cancels or mixes magnitudes (1e8 beside 1). Complex numbers accumulate in complex128, each part
+compensated on its own. Integers are exact already: they take the plain sum.
 """
 from __future__ import annotations
 
@@ -18,17 +19,22 @@ from .functors import Epilogue, ReduceOp, _accumulate_mean, _accumulate_wide
 def _accumulate_precise(dtype: np.dtype, requested):
     """sum's result dtype (numpy.sum); a float accumulates in float64 whatever its width."""
     _, out = _accumulate_wide(dtype, requested)
+    if dtypes.is_complex(out):  # complex: both parts compensated, in float64
+        return np.dtype(np.complex128), out
     return (np.dtype(np.float64) if out.kind == "f" or dtypes.is_half(out) else out), out
 
 
 def _accumulate_precise_mean(dtype: np.dtype, requested):
     """mean's result dtype (numpy.mean: ints -> float64), accumulated in float64."""
     _, out = _accumulate_mean(dtype, requested)
-    return np.dtype(np.float64), out
+    return np.dtype(np.complex128 if dtypes.is_complex(out) else np.float64), out
 
 
 def _two_sum_error(a, b, t):
-    """What a + b lost in t = fl(a + b) (exact in floating point, Neumaier's form)."""
+    """What a + b lost in t = fl(a + b) (exact in floating point, Neumaier's form; complex numbers
+    part by part, kps::TwoSumError)."""
+    if np.iscomplexobj(t):
+        return _two_sum_error(a.real, b.real, t.real) + 1j * _two_sum_error(a.imag, b.imag, t.imag)
     return np.where(np.abs(a) >= np.abs(b), (a - t) + b, (b - t) + a)
 
 
@@ -40,8 +46,7 @@ def _combine(a, b):
 
 NEUMAIER = ReduceOp(
     "neumaier",
-    combine=("acc_t r; r.s = a.s + b.s; const bool a_big = kps::Abs(a.s) >= kps::Abs(b.s);"
-             " r.c = (a.c + b.c) + (((a_big ? a.s : b.s) - r.s) + (a_big ? b.s : a.s)); return r;"),
+    combine="acc_t r; r.s = a.s + b.s; r.c = (a.c + b.c) + kps::TwoSumError(a.s, b.s, r.s); return r;",
     identity=lambda dt: {"s": 0, "c": 0},
     numpy=_combine,
     accumulate=_accumulate_precise,

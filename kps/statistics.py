@@ -21,41 +21,68 @@ from .functors import Epilogue, ReduceOp, _accumulate_mean
 
 
 def _accumulate_double(dtype: np.dtype, requested):
-    """var/std: the result type of numpy.var (ints and bool -> float64, floats keep theirs), the
-    state in float64 unless `dtype=` asks otherwise: a float32 mean near 1e4 is only good to 5e-4,
-    which a variance of 1 would feel at 1e-3 (measured on the NumPy twin: 2e-4 relative)."""
+    """var/std: the result type of numpy.var (ints and bool -> float64, floats keep theirs, complex
+    gives its parts' float), the state in float64 (complex128 for complex data) unless `dtype=` asks
+    otherwise: a float32 mean near 1e4 is only good to 5e-4, which a variance of 1 would feel at 1e-3
+    (measured on the NumPy twin: 2e-4 relative)."""
+    acc, out = _mean_of_state(dtype, requested)
+    return acc, dtypes.real_dtype(out)
+
+
+def _mean_of_state(dtype: np.dtype, requested):
+    """`_accumulate_double`'s state, with numpy.mean's result type (complex stays complex): the
+    mean and the variance from one state (`mean_and_variance`) share it; the API takes the
+    variance's real part (ops/api.py)."""
     acc, out = _accumulate_mean(dtype, requested)
     if requested is None or dtypes.is_half(np.dtype(requested)):
-        acc = np.dtype(np.float64)
+        acc = np.dtype(np.complex128 if dtypes.is_complex(acc) else np.float64)
     return acc, out
+
+
+def _real_dot(a, b):
+    """Re(conj(a) b), kps::RealDot: a * b for reals."""
+    return (np.conj(a) * b).real if np.iscomplexobj(a) or np.iscomplexobj(b) else a * b
+
+
+def _nan_of(z):
+    """kps::NanOf: a NaN where z has one in either part (or is infinite), else 0."""
+    d = z - z
+    return d.real + d.imag if np.iscomplexobj(d) else d
 
 
 def _welford_combine(a, b):
     n = a["n"] + b["n"]
     shift = np.where(a["n"] > 0, a["shift"], b["shift"])
     with np.errstate(all="ignore"):
-        d = np.where((a["n"] > 0) & (b["n"] > 0), b["shift"] - shift, 0).astype(n.dtype)
+        d = np.where((a["n"] > 0) & (b["n"] > 0), b["shift"] - shift, 0).astype(shift.dtype)
         e = b["n"] * d
         return {"n": n, "shift": shift, "s1": a["s1"] + (b["s1"] + e),
-                "s2": a["s2"] + (b["s2"] + d * (b["s1"] + b["s1"] + e))}
+                "s2": a["s2"] + (b["s2"] + _real_dot(d, b["s1"] + b["s1"] + e))}
+
+
+def _welford_lift(x):
+    real = dtypes.real_dtype(x.dtype)
+    return {"n": np.ones(x.shape, real), "shift": x, "s1": np.full_like(x, -0.0), "s2": np.full(x.shape, -0.0, real)}
 
 
 # b's sums move to a's shift by d = b.shift - a.shift: sum(x - a.shift) = b.s1 + b.n d and
-# sum((x - a.shift)^2) = b.s2 + d (2 b.s1 + b.n d). Where either side is empty nothing moves (d = 0,
-# not inf - inf for an infinite shift), so the identity merges exactly. Lift's sums are -0.0, which
-# adds as nothing, so one element's merge compiles to d = x - shift, s1 += d, s2 += d * d.
+# sum(|x - a.shift|^2) = b.s2 + Re(conj(d) (2 b.s1 + b.n d)) (d (2 b.s1 + b.n d) for reals: RealDot).
+# Where either side is empty nothing moves (d = 0, not inf - inf for an infinite shift), so the
+# identity merges exactly. Lift's sums are -0.0, which adds as nothing, so one element's merge
+# compiles to d = x - shift, s1 += d, s2 += d * d. The count and s2 are real (the "real" fields:
+# the accumulate type itself for real data), the shift and s1 complex for complex data.
 WELFORD = ReduceOp(
     "welford",
-    combine=("acc_t r; r.n = a.n + b.n; r.shift = a.n > value_t(0) ? a.shift : b.shift;"
-             " const value_t d = a.n > value_t(0) && b.n > value_t(0) ? b.shift - r.shift : value_t(0);"
+    combine=("acc_t r; r.n = a.n + b.n; r.shift = a.n > real_t(0) ? a.shift : b.shift;"
+             " const value_t d = a.n > real_t(0) && b.n > real_t(0) ? b.shift - r.shift : value_t(0);"
              " const value_t e = b.n * d;"
-             " r.s1 = a.s1 + (b.s1 + e); r.s2 = a.s2 + (b.s2 + d * (b.s1 + b.s1 + e)); return r;"),
+             " r.s1 = a.s1 + (b.s1 + e); r.s2 = a.s2 + (b.s2 + kps::RealDot(d, b.s1 + b.s1 + e)); return r;"),
     identity=lambda dt: {"n": 0, "shift": 0, "s1": 0, "s2": 0},
     numpy=_welford_combine,
     accumulate=_accumulate_double,
-    state=(("n", "acc"), ("shift", "acc"), ("s1", "acc"), ("s2", "acc")),
-    lift="acc_t r; r.n = value_t(1); r.shift = x; r.s1 = value_t(-0.0); r.s2 = value_t(-0.0); return r;",
-    numpy_lift=lambda x: {"n": np.ones_like(x), "shift": x, "s1": np.full_like(x, -0.0), "s2": np.full_like(x, -0.0)},
+    state=(("n", "real"), ("shift", "acc"), ("s1", "acc"), ("s2", "real")),
+    lift="acc_t r; r.n = real_t(1); r.shift = x; r.s1 = value_t(-0.0); r.s2 = real_t(-0.0); return r;",
+    numpy_lift=_welford_lift,
 )
 
 
@@ -79,7 +106,7 @@ LOGSUMEXP = ReduceOp(
              " acc_t r; r.m = hi.m; r.s = hi.s + (lo.m == hi.m ? lo.s : lo.s * kps::ExpScale(lo.m - hi.m)); return r;"),
     identity=lambda dt: {"m": -np.inf, "s": 0},
     numpy=_logsumexp_combine,
-    accumulate=_accumulate_mean,
+    accumulate=lambda dtype, requested: _accumulate_mean(dtypes.refuse_complex(dtype, "logsumexp"), requested),
     state=(("m", "acc"), ("s", "acc")),
     lift="acc_t r; r.m = x; r.s = value_t(1); return r;",
     numpy_lift=lambda x: {"m": x, "s": np.ones_like(x)},
@@ -90,43 +117,84 @@ LOGSUMEXP = ReduceOp(
 LOG_OF_SUM = Epilogue("log_of_sum", "a.m + log(a.s)", lambda a, n: a["m"] + np.log(a["s"]))
 
 
-def _denominator(ddof: int) -> str:
-    # NumPy: the divisor is max(n - ddof, 0), so ddof >= n gives inf (or NaN for a zero M2)
-    return f"max(a.n - static_cast<decltype(a.n)>({ddof}), static_cast<decltype(a.n)>(0))"
+def ddof_code(ddof) -> str:
+    """`ddof` as it appears in an epilogue's name (a C identifier): an integer as itself (as it always
+    has: an integer ddof's kernel is unchanged), a negative one as m<n>, any other real by its
+    float64 bits (f<hex>), so each value names one kernel and no two values share one."""
+    if isinstance(ddof, int):
+        return str(ddof) if ddof >= 0 else f"m{-ddof}"
+    return "f" + format(int(np.array(float(ddof), dtype=np.float64).view(np.uint64)), "016x")
 
 
-# M2, the sum of squared deviations from the mean, from the shifted sums: s2 - s1^2 / n, at most a
-# rounding below zero (clamped; NaN stays NaN). Adding shift - shift (0, or NaN for an infinite or
-# NaN shift, whose sums may be 0: a slice of one inf) gives NumPy's NaN there, and +0.0 for -0.0.
+def _dof(ddof) -> str:
+    """n - ddof in the state's type (a float: the count is a float field), ddof exact: an integer
+    as a literal, any other real (0.5, inf, NaN) as its float64 bits."""
+    value = str(ddof) if isinstance(ddof, int) else dtypes.cuda_literal(ddof, np.float64)
+    return f"(a.n - static_cast<decltype(a.n)>({value}))"
+
+
+def _denominator(ddof) -> str:
+    # NumPy: the divisor is max(n - ddof, 0), so ddof >= n gives inf (or NaN for a zero M2). A
+    # non-integer ddof may be NaN, which NumPy's maximum propagates and CUDA's max (fmax) would
+    # drop: a select keeps it (NaN < 0 is false).
+    if isinstance(ddof, int):
+        return f"max({_dof(ddof)[1:-1]}, static_cast<decltype(a.n)>(0))"
+    return f"({_dof(ddof)} < static_cast<decltype(a.n)>(0) ? static_cast<decltype(a.n)>(0) : {_dof(ddof)})"
+
+
+#: The names of the epilogues that divide by max(n - ddof, 0), numpy.var's divisor.
+_CLAMPED = ("variance_ddof", "std_ddof", "mean_variance_ddof")
+
+
+def clamps_dof(epilogue: Epilogue) -> bool:
+    """Whether `epilogue` is `variance`, `std` or `mean_and_variance` of some ddof: numpy.var's
+    divisor, for which NumPy warns where ddof >= n (the API's warning: ops/looks.py)."""
+    return epilogue.name.startswith(_CLAMPED)
+
+
+# M2, the sum of squared deviations from the mean, from the shifted sums: s2 - |s1|^2 / n, at most a
+# rounding below zero (clamped; NaN stays NaN). Adding NanOf(shift) (shift - shift: 0, or NaN for an
+# infinite or NaN shift, in either part of a complex one, whose sums may be 0: a slice of one inf) gives NumPy's NaN there, and +0.0 for -0.0.
 # The mean is shift + s1 / n. Both are NaN for n = 0.
-_M2 = "((a.s2 - a.s1 * (a.s1 / a.n)) + (a.shift - a.shift))"
+_M2 = "((a.s2 - kps::RealDot(a.s1, a.s1 / a.n)) + kps::NanOf(a.shift))"
 M2 = f"({_M2} < 0 ? static_cast<decltype(a.s2)>(0) : {_M2})"
 MEAN_OF_STATE = "(a.shift + a.s1 / a.n)"
 
 
+def m2_for(ddof) -> str:
+    """M2 for a ddof's epilogue. NumPy's M2 of nothing is 0 (a sum of no squares), which matters
+    only where n - ddof > 0 for n = 0, a negative ddof: numpy.var of nothing with ddof=-1 is 0 / 1.
+    For ddof >= 0 (or NaN) the quotient is NaN whatever M2 is, and the kernels keep the plain M2."""
+    return f"(a.n > 0 ? {M2} : static_cast<decltype(a.s2)>(0))" if ddof < 0 else M2
+
+
 def _numpy_m2(a):
+    """M2 as the kernels compute it; 0 for an empty state (see `m2_for`: the same quotients)."""
     with np.errstate(all="ignore"):
-        m2 = (a["s2"] - a["s1"] * (a["s1"] / a["n"])) + (a["shift"] - a["shift"])
-    return np.where(m2 < 0, 0, m2).astype(m2.dtype)
+        m2 = (a["s2"] - _real_dot(a["s1"], a["s1"] / a["n"])) + _nan_of(a["shift"])
+    return np.where(a["n"] > 0, np.where(m2 < 0, 0, m2), 0).astype(m2.dtype)
 
 
 @lru_cache(maxsize=cache.DEFAULT_LIMIT)
-def variance(ddof: int) -> Epilogue:
-    """The variance from a WELFORD state, dividing by n - ddof (one descriptor per ddof)."""
-    return Epilogue(f"variance_ddof{ddof}", f"{M2} / {_denominator(ddof)}",
+def variance(ddof) -> Epilogue:
+    """The variance from a WELFORD state, dividing by max(n - ddof, 0) (one descriptor per ddof, any
+    real number: ops.call.check_ddof gives an integral one as an int)."""
+    return Epilogue(f"variance_ddof{ddof_code(ddof)}", f"{m2_for(ddof)} / {_denominator(ddof)}",
                     lambda a, n: _numpy_m2(a) / np.maximum(a["n"] - ddof, 0))
 
 
 @lru_cache(maxsize=cache.DEFAULT_LIMIT)
-def mean_and_variance(ddof: int) -> Epilogue:
+def mean_and_variance(ddof) -> Epilogue:
     """The mean and the variance (divided by n - ddof) from one WELFORD state: two results per
-    output. The mean of nothing is NaN, as NumPy's."""
-    return Epilogue(f"mean_variance_ddof{ddof}", (MEAN_OF_STATE, f"{M2} / {_denominator(ddof)}"),
-                    lambda a, n: (a["shift"] + a["s1"] / a["n"], _numpy_m2(a) / np.maximum(a["n"] - ddof, 0)))
+    output, in numpy.mean's type (complex data: both complex, the variance's imaginary part 0). The
+    mean of nothing is NaN, as NumPy's."""
+    return Epilogue(f"mean_variance_ddof{ddof_code(ddof)}", (MEAN_OF_STATE, f"{m2_for(ddof)} / {_denominator(ddof)}"),
+                    lambda a, n: (a["shift"] + a["s1"] / a["n"], _numpy_m2(a) / np.maximum(a["n"] - ddof, 0)),
+                    _mean_of_state)
 
 
 @lru_cache(maxsize=cache.DEFAULT_LIMIT)
-def std(ddof: int) -> Epilogue:
+def std(ddof) -> Epilogue:
     """The standard deviation from a WELFORD state (the square root of `variance(ddof)`)."""
-    return Epilogue(f"std_ddof{ddof}", f"sqrt({M2} / {_denominator(ddof)})",
+    return Epilogue(f"std_ddof{ddof_code(ddof)}", f"sqrt({m2_for(ddof)} / {_denominator(ddof)})",
                     lambda a, n: np.sqrt(_numpy_m2(a) / np.maximum(a["n"] - ddof, 0)))

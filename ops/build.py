@@ -10,9 +10,9 @@ the custom op's implementation.
 """
 from __future__ import annotations
 
-from kps import cache
+from kps import cache, statistics
 
-from . import gpu_backend as _gpu
+from . import gpu_backend as _gpu, looks
 from .call import Reduction, check_ddof
 from .dispatch import run, run_looked
 from .gpu_backend import table as _table
@@ -94,22 +94,37 @@ def _check_precise(precise) -> bool:
 
 def _ddof(entry: Named, route):
     """A Welford state's `(x, axis=None, keepdims=False, dtype=None, out=None, ddof=0)`: the epilogue
-    `entry.epilogue(ddof, x)` picks, each one's Reduction made once."""
+    `entry.epilogue(ddof, x)` picks, each one's Reduction made once. NumPy's warnings: numpy.var's
+    where ddof >= n (decided from the shape: `looks.warn_few_degrees`), the entry's look (nanvar's)
+    where a result is NaN."""
     graph, to_torch = route
-    name, epilogue_for, runner = entry.name, entry.epilogue, _runner(entry)
-    made = cache.Lru()  # epilogue -> its Reduction
+    name, epilogue_for = entry.name, entry.epilogue
+    made = cache.Lru()  # epilogue -> (its Reduction, whether it takes numpy.var's warning)
 
     def fn(x, axis=None, keepdims=False, dtype=None, out=None, ddof=0):
+        ddof = check_ddof(ddof)
         if type(x) is not _gpu.ndarray and graph(name, x):
-            return to_torch(name, x, axis, keepdims, out, dtype=dtype, ddof=check_ddof(ddof))
-        epilogue = epilogue_for(check_ddof(ddof), x)
+            return to_torch(name, x, axis, keepdims, out, dtype=dtype, ddof=ddof)
+        epilogue = epilogue_for(ddof, x)
         try:
-            what = made[epilogue]
+            what, clamped = made[epilogue]
         except KeyError:
-            what = made.put(epilogue, reduction(entry, epilogue=epilogue))
-        return runner(what, _table(what.key) if out is None else None, x, axis, keepdims, dtype, out)
+            what, clamped = made.put(epilogue, (ddof_reduction(entry, epilogue, ddof), statistics.clamps_dof(epilogue)))
+        runner = run if what.look is None else run_looked
+        result = runner(what, _table(what.key) if out is None else None, x, axis, keepdims, dtype, out)
+        if clamped:
+            looks.warn_few_degrees(x, axis, ddof)
+        return result
 
     return fn, entry.doc
+
+
+def ddof_reduction(entry: Named, epilogue, ddof) -> Reduction:
+    """`entry`'s Reduction with a ddof's epilogue. The entry's look (nanvar's warning where n - ddof
+    <= 0 gave NaN) only for ddof >= 0: a negative (or NaN) ddof never leaves n - ddof <= 0, and
+    numpy.nanvar then never warns, though a slice of NaN (or of inf) still gives NaN."""
+    look = entry.look if ddof >= 0 else None
+    return Reduction(entry.op, entry.transform, epilogue, look, entry.torch)
 
 
 def _arg(entry: Named, route):

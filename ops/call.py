@@ -11,6 +11,7 @@ path builds these: a repeated GPU call is a prepared call (ops/gpu_backend.py), 
 from __future__ import annotations
 
 import math
+import numbers
 import operator
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -157,13 +158,18 @@ def check_out(out, out_dtype, backend: str, x, shape, result) -> None:
         raise TypeError(f"out: cannot cast the result from {natural} to {out_dtype} under casting rule 'same_kind'")
 
 
-def check_ddof(ddof) -> int:
+def check_ddof(ddof):
+    """`ddof` as NumPy takes it: any real number (numpy.var(x, ddof=0.5) divides by n - 0.5; a
+    negative one divides by more than n). An integral value comes back as an int, so ddof=1.0 runs
+    ddof=1's kernel; any other (0.5, inf, NaN) as a float. A bool, or anything not a real number, is
+    a TypeError that names `ddof`."""
     if isinstance(ddof, (bool, np.bool_)):
-        raise TypeError(f"ddof: expected a non-negative integer, got {ddof!r}")
+        raise TypeError(f"ddof: expected a real number, got {ddof!r}")
     try:
-        ddof = operator.index(ddof)
+        return operator.index(ddof)
     except TypeError:
-        raise TypeError(f"ddof: expected a non-negative integer, got {ddof!r}") from None
-    if ddof < 0:
-        raise ValueError(f"ddof: expected a non-negative integer, got {ddof}")
-    return ddof
+        pass
+    if not isinstance(ddof, numbers.Real):
+        raise TypeError(f"ddof: expected a real number, got {ddof!r}")
+    value = float(ddof)
+    return int(value) if value.is_integer() else value

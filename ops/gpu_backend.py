@@ -271,6 +271,9 @@ def _run(call: Call, x, calls, key, allocate, prepare):
     if any(s % x.itemsize for s in x.strides):
         x = cupy.ascontiguousarray(x)
         key = None  # a repeat would launch the copy's plan on the original
+    elif x.data.ptr % x.itemsize:  # elements off their own size: complex128 at 8 bytes, which NumPy
+        x = x.copy()               # allows and kps::complex<double>'s 16-byte loads do not
+        key = None
     with cupy.cuda.Device(device_id):
         stream_ptr = cupy.cuda.get_current_stream().ptr
         in_capture = capturing(stream_ptr)

@@ -63,7 +63,7 @@ def _numpy_dtype(t_dtype):
 
     if not _TORCH_TO_NUMPY:
         for name in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-                     "float16", "float32", "float64"):
+                     "float16", "float32", "float64", "complex64", "complex128"):
             if hasattr(torch, name):
                 _TORCH_TO_NUMPY[getattr(torch, name)] = (np.dtype(name), np.dtype(name))
         if dtypes.BFLOAT16 is not None:

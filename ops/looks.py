@@ -5,11 +5,12 @@ slice. Dask results are lazy: they are not looked at.
 """
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
 
-from kernels import capturing, look
+from kernels import capturing, config, look
 from kps import nan
 
 from . import dask_backend, gpu_backend, interop
@@ -106,3 +107,17 @@ ALL_NAN_RAISES = Look(look.LARGEST_INDEX, _all_nan_slice)
 MEAN_OF_EMPTY = warns("Mean of empty slice")
 ALL_NAN_WARNS = warns("All-NaN slice encountered")
 DOF = warns("Degrees of freedom <= 0 for slice.")
+
+
+def warn_few_degrees(x, axis, ddof) -> None:
+    """numpy.var's warning, decided before any data is read: where ddof >= the reduced count (an
+    empty reduction too), RuntimeWarning 'Degrees of freedom <= 0 for slice' (numpy.var, numpy.std,
+    and numpy.nanvar / nanstd of ints and bool, which are numpy.var's). A NaN ddof never warns
+    (NaN >= n is false). Called after the call, whose checks have passed by then."""
+    shape = tuple(getattr(x, "shape", ()))
+    if not ddof >= 1 and all(shape):  # every count is >= 1 > ddof
+        return
+    count = math.prod(shape[a] for a in config.normalize_axis(axis, len(shape)))
+    if ddof >= count:
+        # stacklevel 3: the user's line, past this and the op
+        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=3)

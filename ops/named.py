@@ -56,7 +56,7 @@ class Named:
 #: ops/call.py `check_ddof`).
 DTYPE = ("ScalarType?", "dtype", None)
 PRECISE = ("bool", "precise", False)
-DDOF = ("int", "ddof", 0)
+DDOF = ("float", "ddof", 0.0)
 ORD = ("float", "ord", 2.0)
 
 #: The arguments a torch custom op takes after `x, int[]? axis, bool keepdims`, by signature kind.
@@ -74,22 +74,23 @@ def has_torch_op(entry: Named) -> bool:
     return torch_args(entry) is not None and (entry.torch is not None or entry.grad is not None)
 
 
-def _is_float(x) -> bool:
-    """Whether x holds floats (NumPy, CuPy and dask dtypes, bfloat16, torch's)."""
+def _is_inexact(x) -> bool:
+    """Whether x holds floats or complex numbers, which may hold NaN (NumPy, CuPy and dask dtypes,
+    bfloat16, torch's)."""
     dt = getattr(x, "dtype", None)
     if interop.is_torch(x):
-        return dt.is_floating_point
+        return dt.is_floating_point or dt.is_complex
     try:
         dt = np.dtype(dt)
     except TypeError:
         return False
-    return dt.kind == "f" or kps.dtypes.is_half(dt)
+    return dt.kind in "fc" or kps.dtypes.is_half(dt)
 
 
 def _nan_welford(nan_for, plain_for):
-    """nanvar's and nanstd's epilogue: NaN where n - ddof <= 0 for floats; without NaN (ints, bool)
-    numpy.nanvar is numpy.var, whose ddof >= n gives inf."""
-    return lambda ddof, x: (nan_for if _is_float(x) else plain_for)(ddof)
+    """nanvar's and nanstd's epilogue: NaN where n - ddof <= 0 for floats and complex numbers;
+    without NaN (ints, bool) numpy.nanvar is numpy.var, whose ddof >= n gives inf."""
+    return lambda ddof, x: (nan_for if _is_inexact(x) else plain_for)(ddof)
 
 
 WELFORD_DOC = (

@@ -12,7 +12,7 @@ import numpy as np
 
 from kps import cache, norms
 
-from . import build, named
+from . import build, looks, named
 from . import gpu_backend as _gpu
 from .call import Reduction, check_ddof
 from .dispatch import run
@@ -73,14 +73,17 @@ def _mean_var(entry, route):
             what = made[ddof]
         except KeyError:
             what = made.put(ddof, build.reduction(entry, epilogue=entry.epilogue(ddof, None)))
-        return run(what, table(what.key), x, axis, keepdims, dtype, None)
+        mean, var = run(what, table(what.key), x, axis, keepdims, dtype, None)
+        looks.warn_few_degrees(x, axis, ddof)  # numpy.var's, where ddof >= n
+        # complex data: one state gives both in numpy.mean's complex type; numpy.var's is the real part's
+        return mean, (var.real if _is_complex(var) else var)
 
     return reduce_mean_var
 
 
 def _norm(entry, route):
     graph, to_torch = route
-    name, made = entry.name, cache.Lru()  # (ord, float64 data) -> the norm's Reduction
+    name, made = entry.name, cache.Lru()  # (ord, the data's kind: `_data_kind`) -> the norm's Reduction
 
     def reduce_norm(x, ord=2, axis=None, keepdims=False):
         """The vector norm of order `ord` over the given axes (numpy.linalg.norm's vector norms, and over
@@ -92,11 +95,11 @@ def _norm(entry, route):
         ord = _check_ord(ord)
         if type(x) is not _gpu.ndarray and graph(name, x):
             return to_torch(name, x, axis, keepdims, None, ord=ord)
-        key = (ord, _is_float64(x))
+        key = (ord, _data_kind(x))
         try:
             what = made[key]
         except KeyError:
-            what = made.put(key, Reduction(*norms.descriptors(*key), twin=entry.torch))
+            what = made.put(key, Reduction(*_norm_descriptors(*key), twin=entry.torch))
         return run(what, table(what.key), x, axis, keepdims, None, None)
 
     return reduce_norm
@@ -114,14 +117,33 @@ def _check_ord(ord):
     return float(ord) if not float(ord).is_integer() or np.isinf(ord) else int(ord)
 
 
-def _is_float64(x) -> bool:
-    """Whether x holds float64 (NumPy, CuPy and dask dtypes, torch's; a list as NumPy reads it)."""
+def _data_kind(x) -> str:
+    """What the norm's descriptors depend on: "float64", "complex64", "complex128" or "other"
+    (NumPy, CuPy and dask dtypes, torch's; a list as NumPy reads it)."""
     dt = getattr(x, "dtype", None)
     if dt is None:
         dt = np.asarray(x).dtype
     if isinstance(dt, np.dtype):  # (str() of a NumPy dtype costs microseconds a call)
-        return dt == _FLOAT64
-    return str(dt) == "torch.float64"
+        name = dt.name if dt == _FLOAT64 or dt.kind == "c" else "other"
+    else:
+        name = str(dt).replace("torch.", "")
+    return name if name in _KINDS else "other"
+
+
+_KINDS = ("float64", "complex64", "complex128")
+
+
+def _norm_descriptors(ord, kind: str):
+    """The norm's descriptors for data of `kind` (`_data_kind`): complex data's are their magnitudes'."""
+    if kind.startswith("complex"):
+        return norms.of_magnitudes(ord, kind == "complex128")
+    return norms.descriptors(ord, kind == "float64")
+
+
+def _is_complex(r) -> bool:
+    """Whether a result (NumPy, CuPy, dask array or torch tensor) holds complex numbers."""
+    dt = r.dtype
+    return dt.is_complex if hasattr(dt, "is_complex") else np.dtype(dt).kind == "c"
 
 
 _FLOAT64 = np.dtype(np.float64)

@@ -44,7 +44,7 @@ def _torch_dtype(dtype):
 
 #: An argument's conversion, by name: from the public call to the custom op's, and from the custom
 #: op's to the eager function's (others pass as they are).
-_TO_SCHEMA = {"dtype": _torch_dtype, "ord": float}
+_TO_SCHEMA = {"dtype": _torch_dtype, "ord": float, "ddof": float}
 _TO_EAGER = {"dtype": _numpy_dtype}
 
 

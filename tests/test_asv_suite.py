@@ -39,7 +39,8 @@ def test_parameters_are_well_formed(suite):
     classes = [suite.PublicCases, suite.PercentOfCeiling, suite.OpsByDtype, suite.SmallEndToEnd, suite.Widths,
                suite.StateOps, suite.FamilyOps, suite.Rosenbrock]
     assert all(suite.applies(*pair.split("-")) for pair in suite.OP_DTYPES)
-    assert {p.split("-")[0] for p in suite.OP_DTYPES} == set(suite.OPS)
+    assert {p.split("-")[0] for p in suite.OP_DTYPES} == set(suite.MATRIX_OPS)
+    assert {p.split("-")[1] for p in suite.OP_DTYPES if p.startswith("var-")} == {"complex64", "complex128"}
     for cls in classes:
         assert len(cls.params) == len(cls.param_names)
         assert all(isinstance(p, list) and p for p in cls.params)

@@ -136,9 +136,11 @@ def _compile_in_parallel(fn, jobs) -> list:
 
 
 #: One program of each kind the kernels are instantiated for: a scalar sum, a struct state with the
-#: element's index, a 1-byte `any` (words, word columns), several inputs.
+#: element's index, a 1-byte `any` (words, word columns), several inputs, and the widest state (complex
+#: Welford's 64 bytes: complex128 sums beside real counts).
 REGIMES = [(kps.ADD, kps.IDENTITY, kps.NONE, ("float32",)), (kps.ARGMAX, kps.IDENTITY, kps.INDEX, ("float32",)),
-           (kps.LOGICAL_OR, kps.IDENTITY, kps.NONE, ("bool",)), (kps.ADD, ROSENBROCK, kps.NONE, ("float32", "float32"))]
+           (kps.LOGICAL_OR, kps.IDENTITY, kps.NONE, ("bool",)), (kps.ADD, ROSENBROCK, kps.NONE, ("float32", "float32")),
+           (kps.WELFORD, kps.IDENTITY, kps.variance(1), ("complex64",))]
 
 
 def _compile_regime(i):
@@ -156,10 +158,10 @@ def test_every_kernel_regime_compiles_for_sm_90():
 
 @pytest.mark.exhaustive
 def test_every_specialisation_compiles_for_sm_90():
-    jobs = list(itertools.product(range(len(SPECS)), range(len(kps.TRANSFORMS)), [d.name for d in kps.SUPPORTED]))
+    jobs = list(itertools.product(range(len(SPECS)), range(len(kps.TRANSFORMS)), [d.name for d in kps.dtypes.REAL]))
     counts = _compile_in_parallel(_compile, jobs)
     print(f"\ncompiled {sum(counts)} kernel specialisations in {len(jobs)} programs "
-          f"({len(SPECS)} reductions x {len(kps.TRANSFORMS)} transforms x {len(kps.SUPPORTED)} dtypes) for sm_90")
+          f"({len(SPECS)} reductions x {len(kps.TRANSFORMS)} transforms x {len(kps.dtypes.REAL)} dtypes) for sm_90")
     assert len(counts) == len(jobs) and min(counts) >= 4
 
 
@@ -167,7 +169,7 @@ def test_every_specialisation_compiles_for_sm_90():
 def test_every_state_specialisation_compiles_for_sm_90():
     """Struct accumulators through every kernel variant: shuffles, shared memory, split partials, and
     the element's index on every path (arg-reductions)."""
-    jobs = [(-i - 1, 0, d.name) for i in range(len(STATE_SPECS)) for d in kps.SUPPORTED]
+    jobs = [(-i - 1, 0, d.name) for i in range(len(STATE_SPECS)) for d in kps.dtypes.REAL]
     counts = _compile_in_parallel(_compile, jobs)
     assert len(counts) == len(jobs) and min(counts) >= 4
 
@@ -218,7 +220,7 @@ def _compile_family(args):
 
 @pytest.mark.exhaustive
 def test_every_family_specialisation_compiles_for_sm_90():
-    jobs = [(i, d.name) for i in range(len(FAMILY_SPECS)) for d in kps.SUPPORTED]
+    jobs = [(i, d.name) for i in range(len(FAMILY_SPECS)) for d in kps.dtypes.REAL]
     counts = _compile_in_parallel(_compile_family, jobs)
     assert len(counts) == len(jobs) and min(counts) >= 4
 
@@ -227,19 +229,40 @@ def test_every_family_specialisation_compiles_for_sm_90():
 #: scalar, struct of one dtype, one field, value and index, narrow fields.
 RAW_SPECS = [(kps.ADD, kps.MEAN), (kps.LOGICAL_OR, kps.NONE), (kps.WELFORD, kps.variance(0)), (kps.ARGMAX, kps.INDEX),
              (kps.MINMAX, kps.PEAK_TO_PEAK), (kps.norms.SUM_OF_SQUARES, kps.norms.ROOT)]
-RAW_DTYPES = ["float32", "float16", "float64", "int32", "bool"]
+RAW_DTYPES = ["float32", "float16", "float64", "int32", "bool", "complex64", "complex128"]
 
 
 def _compile_raw(args):
     i, dt_name = args
     op, epilogue = RAW_SPECS[i]
-    return _compile_functors(raw.functors(kps.resolve(op, kps.IDENTITY, epilogue, np.dtype(dt_name))))
+    # (complex data's 2-norm sums the squares of their magnitudes: kps.norms.of_magnitudes)
+    transform = kps.ABS if op is kps.norms.SUM_OF_SQUARES and dt_name.startswith("complex") else kps.IDENTITY
+    return _compile_functors(raw.functors(kps.resolve(op, transform, epilogue, np.dtype(dt_name))))
 
 
 @pytest.mark.exhaustive
 def test_every_raw_state_specialisation_compiles_for_sm_90():
     jobs = [(i, d) for i in range(len(RAW_SPECS)) for d in RAW_DTYPES]
     counts = _compile_in_parallel(_compile_raw, jobs)
+    assert len(counts) == len(jobs) and min(counts) >= 4
+
+
+def _compile_complex(args):
+    from test_complex import COMPLEX_SPECS
+
+    i, dt_name = args
+    op, transform, epilogue = COMPLEX_SPECS[i]
+    return _compile_functors(kps.resolve(op, transform, epilogue, np.dtype(dt_name)))
+
+
+@pytest.mark.exhaustive
+def test_every_complex_specialisation_compiles_for_sm_90():
+    """Every op NumPy defines for complex numbers (tests/test_complex.py's specs) through every
+    kernel variant, complex64 and complex128 (the fast tier compiles each op's row kernel)."""
+    from test_complex import COMPLEX_SPECS
+
+    jobs = [(i, d.name) for i in range(len(COMPLEX_SPECS)) for d in kps.dtypes.COMPLEX]
+    counts = _compile_in_parallel(_compile_complex, jobs)
     assert len(counts) == len(jobs) and min(counts) >= 4
 
 

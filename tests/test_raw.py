@@ -14,15 +14,18 @@ SPECS = [(kps.ADD, kps.MEAN), (kps.MAX, kps.NONE), (kps.LOGICAL_OR, kps.NONE), (
          (kps.LOGSUMEXP, kps.LOG_OF_SUM), (kps.ARGMAX, kps.INDEX), (kps.nan.NANARGMIN, kps.INDEX),
          (kps.MINMAX, kps.PEAK_TO_PEAK), (kps.nan.SUM_COUNT, kps.nan.MEAN_OF_NUMBERS),
          (kps.precise.NEUMAIER, kps.precise.PRECISE_SUM), (kps.norms.SUM_OF_SQUARES, kps.norms.ROOT)]
-DTYPES = ["float32", "float64", "float16", "int8", "int32", "uint32", "int64", "uint64", "bool"]
+DTYPES = ["float32", "float64", "float16", "int8", "int32", "uint32", "int64", "uint64", "bool", "complex64", "complex128"]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("op,epilogue", SPECS, ids=lambda s: s.name)
 def test_raw_bits_give_back_the_accumulators(op, epilogue, dtype):
+    if op in (kps.LOGSUMEXP, kps.norms.SUM_OF_SQUARES) and dtype.startswith("complex"):
+        pytest.skip("no complex numbers (the complex 2-norm sums the squares of their magnitudes)")
     f = kps.resolve(op, kps.IDENTITY, epilogue, np.dtype(dtype))
-    x = (np.random.default_rng(5).standard_normal((6, 9)) * 50).astype(dtype)
-    if x.dtype.kind == "f":
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((6, 9)) * 50 + (rng.standard_normal((6, 9)) * 30j if "complex" in dtype else 0)).astype(dtype)
+    if x.dtype.kind in "fc":
         x[2, 3] = np.nan
     acc = numpy_backend.block_states(x, (1,), f, np.arange(9, dtype=np.int64) if op.indexed else None)
     rf = raw.functors(f)
@@ -34,7 +37,7 @@ def test_raw_bits_give_back_the_accumulators(op, epilogue, dtype):
     assert back.dtype == acc.dtype and back.shape == acc.shape
     for name in acc.dtype.names or (None,):
         a, b = (acc, back) if name is None else (acc[name], back[name])
-        assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), name
+        assert np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"), name
     assert np.array_equal(raw.bits(back, f), bits)  # and back to the same bits
 
 

@@ -44,8 +44,8 @@ def test_mean_and_variance_from_one_call(dtype):
     check_mean_var(ops.reduce_mean_var(far, axis=0), far, 0, rtol=1e-5)
     with pytest.raises(TypeError, match="out:"):
         ops.reduce(x, op=kps.WELFORD, epilogue=kps.mean_and_variance(0), out=np.empty(()))
-    with pytest.raises(ValueError, match="ddof"):
-        ops.reduce_mean_var(x, ddof=-1)
+    with pytest.raises(TypeError, match="ddof"):
+        ops.reduce_mean_var(x, ddof="1")
 
 
 def test_variance_keeps_its_digits_far_from_zero():
@@ -91,8 +91,8 @@ def test_edges_follow_numpy_and_scipy():
     assert abs(float(lse(big)) - (1e4 + np.log(2))) < 1e-2
 
 
-@pytest.mark.parametrize("ddof,exc", [(-1, ValueError), (1.5, TypeError), (True, TypeError), ("1", TypeError),
-                                      (None, TypeError)])
+@pytest.mark.parametrize("ddof,exc", [(True, TypeError), (np.bool_(False), TypeError), ("1", TypeError),
+                                      (None, TypeError), (1j, TypeError), ([1], TypeError)])
 def test_bad_ddof_names_the_argument(ddof, exc):
     out = np.full(3, 7.0, dtype=np.float32)
     with pytest.raises(exc, match="ddof"):

@@ -26,7 +26,7 @@ def test_layout_cases_cover_every_kind_layout_and_proper_axis_set():
 def test_kinds_parse_and_bad_ones_name_the_argument():
     assert sweep.parse_kinds("sum:float16, any:bool,var:f4") == [("sum", "float16"), ("any", "bool"),
                                                                  ("var", "float32")]
-    for bad in ("median:float32", "sum", "sum:float99", "sum:complex64", "sum:U3", "sum:bfloat16"):
+    for bad in ("median:float32", "sum", "sum:float99", "sum:complex256", "sum:U3", "sum:bfloat16"):
         with pytest.raises(ValueError, match="--kinds"):
             sweep.parse_kinds(bad)
     with pytest.raises(SystemExit, match="--kinds"):

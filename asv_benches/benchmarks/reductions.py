@@ -19,12 +19,18 @@ OPS = ["sum", "mean", "max", "min", "prod", "all", "any"]
 STATE_OPS = ["argmax", "argmin", "var", "std", "logsumexp", "mean_var"]
 FAMILY_OPS = ["nansum", "nanmean", "nanmax", "nanvar", "nanargmax", "count_nonzero", "ptp", "minmax", "norm",
               "sum_precise"]
-DTYPES = ["float32", "float16", "int32", "bool"]
+DTYPES = ["float32", "float16", "int32", "bool", "complex64", "complex128"]
+#: What complex numbers are tracked on: sums (rows, columns: every case's axes), products, variances.
+COMPLEX_OPS = ("sum", "prod", "var")
 IMPLS = ["kps", "cupy", "torch"]
 
 
 def applies(op: str, dtype: str) -> bool:
-    """all/any on bool; the arithmetic ops on numbers."""
+    """all/any on bool; the arithmetic ops on numbers; complex numbers on COMPLEX_OPS."""
+    if dtype.startswith("complex"):
+        return op in COMPLEX_OPS
+    if op not in OPS:  # (var of real numbers: StateOps, against the peers)
+        return False
     return (op in ("all", "any")) == (dtype == "bool")
 
 
@@ -32,8 +38,11 @@ def applies(op: str, dtype: str) -> bool:
 WIDTHS = [3, 7, 17, 33, 65, 127, 1001]
 WIDTH_KINDS = [f"{op}-{dt}" for op, dt in sweep.KINDS]
 
+#: The op x dtype matrix's ops: OPS, and var of complex numbers.
+MATRIX_OPS = OPS + ["var"]
+
 #: "op-dtype" pairs that apply (one parameter, so asv spends no process on a pair that does not).
-OP_DTYPES = [f"{op}-{dt}" for op in OPS for dt in DTYPES if applies(op, dt)]
+OP_DTYPES = [f"{op}-{dt}" for op in MATRIX_OPS for dt in DTYPES if applies(op, dt)]
 
 
 def _call(impl: str, op: str, x, axes):
@@ -66,7 +75,7 @@ def _measure(runs):
 
 def _matrix_runs():
     """(case, dtype, the ops that apply) for every public case and dtype of the op x dtype matrix."""
-    return [(case, dt, [op for op in OPS if applies(op, dt)]) for case in CASES for dt in DTYPES]
+    return [(case, dt, [op for op in MATRIX_OPS if applies(op, dt)]) for case in CASES for dt in DTYPES]
 
 
 class _Tracked:

@@ -57,8 +57,10 @@ def _tile(cols: Layout, traits: Traits, budget: Budget, tuning) -> _Tile:
         cols.in_base, [d.in_stride for d in outer + cols.red if d.size > 1], itemsize, vec * itemsize)
     if cols.shifted_words or (inner.in_stride == 1 and not vec_in):
         vec, ny, vec_in = 1, tuning.MISALIGNED_COL_TILE_ROWS, False
-    vec_out = inner.out_stride == 1 and aligned(cols.out_align, [d.out_stride for d in outer], cols.out_itemsize,
-                                                vec * cols.out_itemsize)
+    # (a store of a power of two bytes: 6 results of 8 bytes, a complex Welford's raw state, store apart)
+    store = vec * cols.out_itemsize
+    vec_out = (inner.out_stride == 1 and store & (store - 1) == 0
+               and aligned(cols.out_align, [d.out_stride for d in outer], cols.out_itemsize, store))
     return _Tile(vec, ny, vec_in, vec_out)
 
 

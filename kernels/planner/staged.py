@@ -35,10 +35,11 @@ from .words import byte_row_bytes, shifts_words
 
 
 def applies(layout: Layout, traits: Traits, tuning) -> bool:
-    """One input read with vector loads (ReduceStaged stages one), not shifted words, and a run the
-    other kernels read badly (`wants_stage`)."""
-    return (traits.vector_loads and traits.inputs == 1 and not shifts_words(layout, traits, tuning)
-            and wants_stage(layout, traits, tuning))
+    """One input read with vector loads (ReduceStaged stages one), not shifted words, an accumulator
+    of at most STAGE_MAX_ACC_BYTES (the block's accumulators share shared memory with its span), and
+    a run the other kernels read badly (`wants_stage`)."""
+    return (traits.vector_loads and traits.inputs == 1 and traits.acc_itemsize <= tuning.STAGE_MAX_ACC_BYTES
+            and not shifts_words(layout, traits, tuning) and wants_stage(layout, traits, tuning))
 
 
 def wants_stage(layout: Layout, traits: Traits, tuning) -> bool:

@@ -65,9 +65,12 @@ def select_cases(args) -> List[Case]:
 
 
 def make_input(shape, dtype, xp, seed: int = 0):
-    """Fresh random data of `dtype` (normal floats, small ints, ~half-true bools); never zeros."""
+    """Fresh random data of `dtype` (normal floats, small ints, ~half-true bools, complex numbers on
+    the unit circle, whose products over millions stay finite); never zeros."""
     dtype = np.dtype(dtype)
     rng = xp.random.default_rng(seed)
+    if dtype.kind == "c":
+        return xp.exp(1j * (rng.random(shape, dtype=np.float64) * (2 * np.pi))).astype(dtype)
     if dtype == np.bool_:
         return rng.random(shape, dtype=np.float32) > 0.5
     if dtype.kind in "iu":

@@ -115,9 +115,15 @@ def peer_calls(op: str, x, axes):
 
 
 def _host64(a) -> np.ndarray:
-    """float64 host copy of a NumPy or CuPy array or a torch tensor (bool stays bool)."""
+    """float64 host copy of a NumPy or CuPy array or a torch tensor (bool stays bool, complex
+    numbers complex128)."""
     h = interop.to_numpy(a)
-    return h if h.dtype == np.bool_ else h.astype(np.float64)
+    return h if h.dtype == np.bool_ else h.astype(_wide(h.dtype))
+
+
+def _wide(dtype) -> np.dtype:
+    """The reference's dtype: complex128 for complex numbers, float64 for the rest."""
+    return np.dtype(np.complex128 if np.dtype(dtype).kind == "c" else np.float64)
 
 
 def check_result(result, x, op: str, axes, on_gpu: bool = False) -> bool:
@@ -126,7 +132,7 @@ def check_result(result, x, op: str, axes, on_gpu: bool = False) -> bool:
     if on_gpu:
         import cupy
 
-        ref = numpy_call(op, cupy, x if x.dtype == np.bool_ else x.astype(cupy.float64), axes)
+        ref = numpy_call(op, cupy, x if x.dtype == np.bool_ else x.astype(_wide(x.dtype)), axes)
         ref = tuple(map(cupy.asnumpy, ref)) if isinstance(ref, tuple) else cupy.asnumpy(ref)
     else:
         ref = numpy_call(op, np, _host64(x), axes)

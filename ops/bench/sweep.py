@@ -3,9 +3,11 @@
 Two families, each timed against torch and CuPy in the same run (GB/s = input + output bytes over
 the time of one call, CUDA events, median, as in the public table):
 - widths: (N, W) arrays of about 256 MB for every W from 1 to 64 and odd widths up to 9,999,
-  reduced over axis 0 (columns) and axis 1 (rows): float32 and float16 sums, bool `any`;
+  reduced over axis 0 (columns) and axis 1 (rows): float32, float16, complex64 and complex128 sums,
+  bool `any`;
 - layouts: 3-d and 4-d arrays of about 256 MB whose dims are short or odd, reduced over every
-  proper combination of axes: float32 and float16 sums, bool `any` and float32 `var` (a state).
+  proper combination of axes: float32 and float16 sums, bool `any`, float32 and complex64 `var` (a
+  state; complex: real variances of complex128 sums) and complex128 `prod`.
 `kinds` (`--kinds` on the command line) picks the (op, dtype) pairs of both families.
 Every result is checked against a float64 reference computed on the GPU. `--plot FILE.png` draws
 GB/s against W for this project and each peer, one panel per (op, dtype, axis).
@@ -28,7 +30,7 @@ from .peers import OPS, check_result
 WIDTHS = list(range(1, 65)) + [65, 99, 127, 255, 257, 511, 1001, 1023, 2047, 4095, 9999]
 
 #: (op, dtype) pairs of the width family.
-KINDS = [("sum", "float32"), ("sum", "float16"), ("any", "bool")]
+KINDS = [("sum", "float32"), ("sum", "float16"), ("any", "bool"), ("sum", "complex64"), ("sum", "complex128")]
 
 #: Bytes of every input (rounded down to whole rows).
 SWEEP_BYTES = 256 << 20
@@ -40,7 +42,8 @@ LAYOUTS = [(7, 11), (3, 5), (16, 3), (33, 7), (5, 129), (7, 2048), (3, 7, 5), (6
            (2, 128), (3, 33), (3, 256), (12, 512)]
 
 #: (op, dtype) pairs of the layout family.
-LAYOUT_KINDS = [("sum", "float32"), ("sum", "float16"), ("any", "bool"), ("var", "float32")]
+LAYOUT_KINDS = [("sum", "float32"), ("sum", "float16"), ("any", "bool"), ("var", "float32"), ("var", "complex64"),
+                ("prod", "complex128")]
 
 #: Share of the read ceiling every case of the sweep should reach (widths of 2 and more).
 TARGET = 0.85

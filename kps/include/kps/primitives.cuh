@@ -480,10 +480,12 @@ __device__ __forceinline__ void LookAt(const Look& look, const T (&src)[NX], int
 }
 
 // Predicated store of NX values, element x at dst[x * stride]; one aligned vector store when the
-// tile is in range and the host said the destination allows it.
+// tile is in range, the host said the destination allows it and it is a power of two bytes (not the
+// 48 of a complex Welford's six raw results).
 template <typename T, int NX, bool IsBoundary, bool Vectorized>
 __device__ __forceinline__ void WriteData(T* dst, const T (&src)[NX], long long stride, int num) {
-  if constexpr (!IsBoundary && Vectorized) {
+  constexpr auto kBytes = sizeof(T) * NX;
+  if constexpr (!IsBoundary && Vectorized && (kBytes & (kBytes - 1)) == 0) {
     Vec<T, NX> v;
 #pragma unroll
     for (int x = 0; x < NX; ++x) v.val[x] = src[x];

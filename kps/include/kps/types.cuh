@@ -71,6 +71,14 @@ __device__ __forceinline__ double Abs(double x) { return fabs(x); }
 template <typename T>
 __device__ __forceinline__ T Abs(T x) { return x < T(0) ? -x : x; }
 
+// What a + b lost in t = fl(a + b): exact in floating point (TwoSum in Neumaier's branchy form:
+// the larger magnitude first). Complex numbers part by part (complex.cuh). kps/precise.py.
+template <typename T>
+__device__ __forceinline__ T TwoSumError(T a, T b, T t) {
+  const bool a_big = Abs(a) >= Abs(b);
+  return ((a_big ? a : b) - t) + (a_big ? b : a);
+}
+
 // numpy.fmax / fmin: the larger (smaller) of two, a NaN losing to any number. One instruction for
 // float and double (the hardware's max.NaN-ignoring form, as fmaxf); a compare and a select for the
 // other types, which have no NaN. On the H100 the float form reads at the plain max's speed, where
@@ -83,6 +91,14 @@ template <typename T>
 __device__ __forceinline__ T FMax(T a, T b) { return a >= b ? a : b; }
 template <typename T>
 __device__ __forceinline__ T FMin(T a, T b) { return a <= b ? a : b; }
+
+// numpy.ptp's max - min in the output type: integers (where 0.5 casts to 0) subtract as unsigned, so
+// they wrap as NumPy's do with no signed overflow; floats subtract as they are (complex.cuh: complex).
+template <typename Out, typename T>
+__device__ __forceinline__ Out PeakToPeak(T hi, T lo) {
+  return static_cast<T>(0.5) == 0 ? Cast<Out>(static_cast<unsigned long long>(hi) - static_cast<unsigned long long>(lo))
+                                  : Cast<Out>(hi - lo);
+}
 
 // The bits of an accumulator's field as a 64-bit integer (a raw state handed back to the host:
 // kps/raw.py): a float's or a double's bit pattern, an integer or a bool widened.
@@ -306,3 +322,5 @@ __device__ __forceinline__ T LoadGlobalCG(const T* p) {
 }
 
 }  // namespace kps
+
+#include "kps/complex.cuh"  // complex64 and complex128 (kps::complex<T>), with their Caster and helpers

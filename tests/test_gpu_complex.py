@@ -1,0 +1,112 @@
+"""complex64 and complex128 on the GPU: every op NumPy defines for them against NumPy on a complex128
+copy (tests/complex_helpers.py, as tests/test_complex.py holds the NumPy backend), on fresh random
+data, over every reduce path (rows, columns, splits, flat runs, staged spans), each result from a
+poisoned pool and repeated bit-identical; norms of every ord; out= arrays; torch CUDA complex tensors;
+dask arrays of CuPy complex blocks."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from complex_helpers import COMPLEX, COMPLEX_OPS, ORDS, check, complex_data, same
+import kps
+import ops
+
+cp = pytest.importorskip("cupy")
+pytestmark = pytest.mark.gpu
+
+from test_gpu import FLAT_SHAPES, STAGED_SHAPES, poison_pool  # noqa: E402
+
+#: Rows (inner), columns (outer), split rows and columns, one long run, several reduced dims,
+#: flat runs and staged spans (complex128 Welford's 64-byte state takes the other kernels there).
+PATH_SHAPES = ([((512, 1000), (1,)), ((1000, 512), (0,)), ((8, 1 << 17), (1,)), ((1 << 17, 8), (0,)),
+                ((1 << 20,), (0,)), ((64, 32, 300), (0, 2))] + FLAT_SHAPES[:3] + STAGED_SHAPES[:6])
+
+ARG_OPS = ("argmax", "argmin", "nanargmax", "nanargmin")
+
+
+def _host(r):
+    return tuple(cp.asnumpy(v) for v in r) if isinstance(r, tuple) else cp.asnumpy(r)
+
+
+def _run(name, xd, axis):
+    """Our result from a poisoned pool, and again, bit-identical."""
+    fn = COMPLEX_OPS[name][0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        fresh = _host(fn(xd, axis=axis))
+        poison_pool(xd.nbytes)
+        again = _host(fn(xd, axis=axis))
+    for a, b in zip(fresh if isinstance(fresh, tuple) else (fresh,), again if isinstance(again, tuple) else (again,)):
+        np.testing.assert_array_equal(a, b)
+    return fresh
+
+
+@pytest.mark.parametrize("shape,axes", PATH_SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", COMPLEX, ids=lambda d: d.name)
+@pytest.mark.parametrize("name", list(COMPLEX_OPS))
+def test_every_op_on_every_path(name, dtype, shape, axes):
+    if name in ARG_OPS and len(axes) > 1:
+        axes = axes[-1:]  # NumPy's arg-reductions take one axis
+    x = complex_data(shape, dtype, name, np.random.default_rng(abs(hash((name, dtype.name, shape))) % 2**32))
+    axis = axes[0] if name in ARG_OPS else axes
+    poison_pool(x.nbytes)
+    check(name, _run(name, cp.asarray(x), axis), x, axis)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX, ids=lambda d: d.name)
+def test_norms_of_every_ord(dtype):
+    x = complex_data((300, 257), dtype, "norm", np.random.default_rng(9))
+    x[0, :5] = 0
+    xd = cp.asarray(x)
+    for ord in ORDS:
+        for axis in (0, 1):
+            with np.errstate(all="ignore"):
+                expect = np.asarray(np.linalg.norm(x.astype(np.complex128), ord=ord, axis=axis))
+            got = cp.asnumpy(ops.reduce_norm(xd, ord=ord, axis=axis))
+            same(got, expect.astype(kps.dtypes.real_dtype(dtype)), f"norm{ord}", x.shape[axis])
+
+
+def test_out_arrays_of_complex_and_real_results():
+    x = complex_data((200, 300), np.dtype(np.complex64), "sum", np.random.default_rng(1))
+    xd = cp.asarray(x)
+    out = cp.full(300, complex(np.nan, np.nan), dtype=cp.complex64)
+    assert ops.reduce_sum(xd, axis=0, out=out) is out
+    same(cp.asnumpy(out), np.sum(x.astype(np.complex128), axis=0).astype(np.complex64), "sum", 200)
+    var = cp.full(200, np.nan, dtype=cp.float32)
+    assert ops.reduce_var(xd, axis=1, out=var) is var
+    same(cp.asnumpy(var), np.var(x.astype(np.complex128), axis=1).astype(np.float32), "var", 300)
+
+
+def test_torch_cuda_complex_tensors():
+    torch = pytest.importorskip("torch")
+    t = torch.randn(64, 129, dtype=torch.complex128, device="cuda")
+    torch.testing.assert_close(ops.reduce_sum(t, axis=1), t.sum(dim=1))
+    var = ops.reduce_var(t, axis=0)
+    assert var.dtype == torch.float64 and var.is_cuda
+    torch.testing.assert_close(var, t.var(dim=0, correction=0))
+
+
+def test_dask_arrays_of_cupy_complex_blocks():
+    """Blocks reduced to raw states on the GPU (a complex field as its two parts' bits, kps/raw.py),
+    merged and finished on the host."""
+    da = pytest.importorskip("dask.array")
+    for name in ("sum", "var", "mean_var", "argmax", "nanmean", "max", "sum_precise"):
+        x = complex_data((40, 30), np.dtype(np.complex128), name, np.random.default_rng(6))
+        xd = da.from_array(cp.asarray(x), chunks=(16, 13), asarray=False)
+        got = COMPLEX_OPS[name][0](xd, axis=0)
+        got = tuple(cp.asnumpy(g.compute()) for g in got) if isinstance(got, tuple) else cp.asnumpy(got.compute())
+        check(name, got, x, 0)
+
+
+def test_a_complex128_view_off_its_16_byte_grid():
+    """NumPy's complex128 alignment is 8 bytes; kps::complex<double> loads 16: such an input is
+    copied first (ops/gpu_backend.py)."""
+    base = cp.asarray(np.random.default_rng(3).standard_normal(2 * 1001 + 1))
+    view = base[1:].view(cp.complex128)
+    assert view.data.ptr % 16 == 8
+    x = cp.asnumpy(view)
+    check("sum", cp.asnumpy(ops.reduce_sum(view)), x, None)
+    check("var", cp.asnumpy(ops.reduce_var(view)), x, None)
