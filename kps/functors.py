@@ -44,20 +44,28 @@ def _accumulate_wide(dtype: np.dtype, requested: Optional[np.dtype]):
 
 
 def _accumulate_sum(dtype: np.dtype, requested: Optional[np.dtype]):
-    """sum: NumPy's result type (`_accumulate_wide`); a float32 sum accumulates in float64. Its
+    """sum: NumPy's result type (`_accumulate_wide`); a float32 sum accumulates in float64 (a
+    complex64 one in complex128, each part as a float32 sum). Its
     rounding is then 2^-53 an add, so the float32 result is the correctly rounded sum unless the data
     cancel to below 2^-29 of their magnitude, where a float32 accumulator loses digits on every add
     that meets a larger partial sum (1e8 beside 1). On the H100 float64 adds and conversions keep up
     with the memory (docs/tuning.md, "Float32 sums in float64"). 16-bit floats keep float32, 13 bits
     beyond their own."""
     acc, out = _accumulate_wide(dtype, requested)
-    return (np.dtype(np.float64) if acc == np.float32 and not dtypes.is_half(out) else acc), out
+    return _wider(acc, out), out
+
+
+def _wider(acc: np.dtype, out: np.dtype) -> np.dtype:
+    """A float32 accumulator's float64, a complex64's complex128; any other as it is."""
+    if acc == np.float32 and not dtypes.is_half(out):
+        return np.dtype(np.float64)
+    return np.dtype(np.complex128) if acc == np.complex64 else acc
 
 
 def _accumulate_mean_sum(dtype: np.dtype, requested: Optional[np.dtype]):
     """mean: NumPy's result type (`_accumulate_mean`); a float32 mean sums in float64 as sum does."""
     acc, out = _accumulate_mean(dtype, requested)
-    return (np.dtype(np.float64) if acc == np.float32 and not dtypes.is_half(out) else acc), out
+    return _wider(acc, out), out
 
 
 def _accumulate_same(dtype: np.dtype, requested: Optional[np.dtype]):

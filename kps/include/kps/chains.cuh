@@ -14,10 +14,13 @@
 // carry away and fold in plain order.
 #pragma once
 
+#include "kps/types.cuh"
+
 namespace kps {
 
-// Whether combining accumulators of type T rounds: floats, and the states (structs), whose fields
-// are sums of floats (var's shifted sums, logsumexp's scaled sum). Integers and bools do not.
+// Whether combining accumulators of type T rounds: floats and complex numbers. Integers and bools
+// do not; nor, here, the states (structs), whose extra levels of registers cost more than their
+// chains: var's and the 2-norm's are float64 for narrower data, nanmean's sums too.
 template <typename T>
 struct Rounds {
   static constexpr bool value = false;
@@ -28,6 +31,10 @@ struct Rounds<float> {
 };
 template <>
 struct Rounds<double> {
+  static constexpr bool value = true;
+};
+template <typename T>
+struct Rounds<complex<T>> {  // (kps/complex.cuh)
   static constexpr bool value = true;
 };
 
