@@ -258,6 +258,20 @@ def run(call: Call, x, key=None, allocate=None, prepare=None, calls=None):
     return _run(call, x, calls, key, allocate or cupy_alloc, prepare)
 
 
+def _aligned_copy(x):
+    """A complex array off its own size's grid, copied onto it part by part: its real and imaginary
+    parts as a real array of one more axis (whose elements are aligned), since a copy of the
+    complex elements (CuPy's own kernel) loads them whole and faults there too."""
+    if x.dtype.kind != "c":
+        return x.copy()
+    cupy = cupy_module()
+    part = np.dtype(x.dtype.char.lower())  # complex128 -> float64, complex64 -> float32
+    parts = cupy.ndarray(x.shape + (2,), part, x.data, x.strides + (part.itemsize,))
+    copy = cupy.empty(x.shape + (2,), part)
+    copy[...] = parts
+    return copy.view(x.dtype).reshape(x.shape)
+
+
 def _run(call: Call, x, calls, key, allocate, prepare):
     """`run`'s launch, and the prepared call it keeps under `key` in `calls` (a table, or None)."""
     more = ()
@@ -272,7 +286,7 @@ def _run(call: Call, x, calls, key, allocate, prepare):
         x = cupy.ascontiguousarray(x)
         key = None  # a repeat would launch the copy's plan on the original
     elif x.data.ptr % x.itemsize:  # elements off their own size: complex128 at 8 bytes, which NumPy
-        x = x.copy()               # allows and kps::complex<double>'s 16-byte loads do not
+        x = _aligned_copy(x)       # allows and kps::complex<double>'s 16-byte loads do not
         key = None
     with cupy.cuda.Device(device_id):
         stream_ptr = cupy.cuda.get_current_stream().ptr
