@@ -214,18 +214,23 @@ def graph_section(entries) -> List[str]:
     return out + [""]
 
 
+def _accuracy_cell(v) -> str:
+    """(relative error, ulps) as written by `--accuracy`; a relative error of None shows ulps alone."""
+    if not (isinstance(v, (list, tuple)) and len(v) == 2):
+        return ""
+    return f"{v[1]:.3g} ulp" if v[0] is None else f"{v[0]:.1e} ({v[1]:.0f} ulp)"
+
+
 def accuracy_section(entries) -> List[str]:
     impls = ["plain", "precise", "cupy", "torch", "numpy"]
     out = []
     for _, rows in entries:
         cols = [k for k in impls if any(k in r for r in rows)]
-        out.append("| case | shape | " + " | ".join(cols) + " |")
-        out.append("| --- | --- | " + " | ".join("---:" for _ in cols) + " |")
+        verdict = all("ok" in r for r in rows)
+        out.append("| case | shape | " + " | ".join(cols) + (" | plain at or below the best peer |" if verdict else " |"))
+        out.append("| --- | --- | " + " | ".join("---:" for _ in cols) + (" | --- |" if verdict else " |"))
         for r in rows:
-            cells = []
-            for k in cols:
-                v = r.get(k)
-                cells.append(f"{v[0]:.1e} ({v[1]:.0f} ulp)" if isinstance(v, (list, tuple)) and len(v) == 2 else "")
+            cells = [_accuracy_cell(r.get(k)) for k in cols] + (["yes" if r["ok"] else "no"] if verdict else [])
             out.append(f"| {r['case']} | {r.get('shape', '')} | " + " | ".join(cells) + " |")
         out.append("")
     return out

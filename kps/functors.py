@@ -48,9 +48,9 @@ def _accumulate_sum(dtype: np.dtype, requested: Optional[np.dtype]):
     complex64 one in complex128, each part as a float32 sum). Its
     rounding is then 2^-53 an add, so the float32 result is the correctly rounded sum unless the data
     cancel to below 2^-29 of their magnitude, where a float32 accumulator loses digits on every add
-    that meets a larger partial sum (1e8 beside 1). On the H100 float64 adds and conversions keep up
-    with the memory (docs/tuning.md, "Float32 sums in float64"). 16-bit floats keep float32, 13 bits
-    beyond their own."""
+    that meets a larger partial sum (1e8 beside 1). On the H100 the public cases and most widths
+    keep their speed; odd columns and small columns lose some (docs/tuning.md, "Float32 sums in
+    float64"). 16-bit floats keep float32, 13 bits beyond their own."""
     acc, out = _accumulate_wide(dtype, requested)
     return _wider(acc, out), out
 
