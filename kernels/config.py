@@ -13,8 +13,7 @@ from dataclasses import fields
 from typing import Sequence, Tuple
 
 from . import planner, policy
-from .planner import (INDEX32_LIMIT, AxisError, Budget, Dim, Layout, ReduceConfig, Stage, Traits, alignment,
-                      lighter, merge, normalize_axis, result_shape)
+from .planner import AxisError, Budget, Dim, Layout, ReduceConfig, Traits, alignment, normalize_axis, result_shape
 
 _LAYOUT_OPTIONS = ("indexed", "in_misalign", "out_align")
 _TRAITS_OPTIONS = tuple(f.name for f in fields(Traits))
@@ -42,5 +41,5 @@ def plan(shape: Sequence[int], strides: Sequence[int], axes: Sequence[int], out_
     return planner.plan(layout, traits, budget, sm_count, tuning)
 
 
-__all__ = ["INDEX32_LIMIT", "AxisError", "Budget", "Dim", "Layout", "ReduceConfig", "Stage", "Traits", "alignment",
-           "lighter", "merge", "normalize_axis", "plan", "result_shape", "values"]
+#: The planner's names the callers of this adapter use through it (the rest: kernels.planner).
+__all__ = ["AxisError", "Dim", "ReduceConfig", "alignment", "normalize_axis", "plan", "result_shape", "values"]

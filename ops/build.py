@@ -44,15 +44,11 @@ def reduction(entry: Named, op=None, epilogue=None) -> Reduction:
     return Reduction(op or entry.op, entry.transform, epilogue or entry.epilogue, entry.look, entry.torch)
 
 
-def _runner(entry: Named):
-    """`dispatch.run`, or `dispatch.run_looked` for an entry with a look."""
-    return run if entry.look is None else run_looked
-
-
 def _plain(entry: Named, route):
     """`(x, axis=None, keepdims=False, dtype=None, out=None)`."""
     graph, to_torch = route
-    name, what, runner = entry.name, reduction(entry), _runner(entry)
+    name, what = entry.name, reduction(entry)
+    runner = _runner(what)
     table = _table(what.key)
 
     def fn(x, axis=None, keepdims=False, dtype=None, out=None):
@@ -99,7 +95,7 @@ def _ddof(entry: Named, route):
     where a result is NaN."""
     graph, to_torch = route
     name, epilogue_for = entry.name, entry.epilogue
-    made = cache.Lru()  # epilogue -> (its Reduction, whether it takes numpy.var's warning)
+    made = cache.Lru()  # epilogue -> (its Reduction, its prepared calls, its runner, numpy.var's warning)
 
     def fn(x, axis=None, keepdims=False, dtype=None, out=None, ddof=0):
         ddof = check_ddof(ddof)
@@ -107,16 +103,28 @@ def _ddof(entry: Named, route):
             return to_torch(name, x, axis, keepdims, out, dtype=dtype, ddof=ddof)
         epilogue = epilogue_for(ddof, x)
         try:
-            what, clamped = made[epilogue]
+            what, table, runner, clamped = made[epilogue]
         except KeyError:
-            what, clamped = made.put(epilogue, (ddof_reduction(entry, epilogue, ddof), statistics.clamps_dof(epilogue)))
-        runner = run if what.look is None else run_looked
-        result = runner(what, _table(what.key) if out is None else None, x, axis, keepdims, dtype, out)
+            what, table, runner, clamped = made.put(epilogue, _ddof_variant(entry, epilogue, ddof))
+        result = runner(what, table if out is None else None, x, axis, keepdims, dtype, out)
         if clamped:
             looks.warn_few_degrees(x, axis, ddof)
         return result
 
     return fn, entry.doc
+
+
+def _ddof_variant(entry: Named, epilogue, ddof) -> tuple:
+    """What `_ddof`'s function keeps for one epilogue: its Reduction, its table of prepared calls
+    (its own from here on, whatever the shared table of tables drops: ops/dispatch.py), its runner,
+    and whether it takes numpy.var's warning."""
+    what = ddof_reduction(entry, epilogue, ddof)
+    return what, _table(what.key), _runner(what), statistics.clamps_dof(epilogue)
+
+
+def _runner(what: Reduction):
+    """`dispatch.run`, or `dispatch.run_looked` for a Reduction with a look."""
+    return run if what.look is None else run_looked
 
 
 def ddof_reduction(entry: Named, epilogue, ddof) -> Reduction:
@@ -130,7 +138,8 @@ def ddof_reduction(entry: Named, epilogue, ddof) -> Reduction:
 def _arg(entry: Named, route):
     """An arg-reduction: `(x, axis=None, keepdims=False, out=None)`, int64 indices."""
     graph, to_torch = route
-    name, what, runner = entry.name, reduction(entry), _runner(entry)
+    name, what = entry.name, reduction(entry)
+    runner = _runner(what)
     table = _table(what.key)
 
     def fn(x, axis=None, keepdims=False, out=None):

@@ -29,6 +29,7 @@ def function(entry: named.Named, route=None):
 def _ptp(entry, route):
     graph, to_torch = route
     name, what = entry.name, build.reduction(entry)
+    prepared = table(what.key)
 
     def reduce_ptp(x, axis=None, keepdims=False, out=None):
         """max - min over the given axes from one read (numpy.ptp): the input's dtype, integers wrapping
@@ -37,7 +38,7 @@ def _ptp(entry, route):
             raise TypeError("x: the range of booleans is undefined (numpy.ptp refuses bool too)")
         if type(x) is not _gpu.ndarray and graph(name, x):
             return to_torch(name, x, axis, keepdims, out)
-        return run(what, table(what.key) if out is None else None, x, axis, keepdims, None, out)
+        return run(what, prepared if out is None else None, x, axis, keepdims, None, out)
 
     return reduce_ptp
 
@@ -59,7 +60,7 @@ def _minmax(entry, route):
 
 def _mean_var(entry, route):
     graph, to_torch = route
-    name, made = entry.name, cache.Lru()  # ddof -> its Reduction
+    name, made = entry.name, cache.Lru()  # ddof -> (its Reduction, its prepared calls)
 
     def reduce_mean_var(x, axis=None, keepdims=False, dtype=None, ddof=0):
         """The mean and the variance over the given axes from one read of `x` (batch-norm statistics):
@@ -70,10 +71,10 @@ def _mean_var(entry, route):
         if type(x) is not _gpu.ndarray and graph(name, x):
             return to_torch(name, x, axis, keepdims, None, dtype=dtype, ddof=ddof)
         try:
-            what = made[ddof]
+            what, prepared = made[ddof]
         except KeyError:
-            what = made.put(ddof, build.reduction(entry, epilogue=entry.epilogue(ddof, None)))
-        mean, var = run(what, table(what.key), x, axis, keepdims, dtype, None)
+            what, prepared = made.put(ddof, _kept(build.reduction(entry, epilogue=entry.epilogue(ddof, None))))
+        mean, var = run(what, prepared, x, axis, keepdims, dtype, None)
         looks.warn_few_degrees(x, axis, ddof)  # numpy.var's, where ddof >= n
         # complex data: one state gives both in numpy.mean's complex type; numpy.var's is the real part's
         return mean, (var.real if _is_complex(var) else var)
@@ -83,7 +84,7 @@ def _mean_var(entry, route):
 
 def _norm(entry, route):
     graph, to_torch = route
-    name, made = entry.name, cache.Lru()  # (ord, the data's kind: `_data_kind`) -> the norm's Reduction
+    name, made = entry.name, cache.Lru()  # (ord, the data's kind: `_data_kind`) -> (Reduction, prepared calls)
 
     def reduce_norm(x, ord=2, axis=None, keepdims=False):
         """The vector norm of order `ord` over the given axes (numpy.linalg.norm's vector norms, and over
@@ -97,12 +98,18 @@ def _norm(entry, route):
             return to_torch(name, x, axis, keepdims, None, ord=ord)
         key = (ord, _data_kind(x))
         try:
-            what = made[key]
+            what, prepared = made[key]
         except KeyError:
-            what = made.put(key, Reduction(*_norm_descriptors(*key), twin=entry.torch))
-        return run(what, table(what.key), x, axis, keepdims, None, None)
+            what, prepared = made.put(key, _kept(Reduction(*_norm_descriptors(*key), twin=entry.torch)))
+        return run(what, prepared, x, axis, keepdims, None, None)
 
     return reduce_norm
+
+
+def _kept(what: Reduction) -> tuple:
+    """A Reduction and its table of prepared calls, kept together by the function that made them (its
+    own from here on, whatever the shared table of tables drops: ops/dispatch.py)."""
+    return what, table(what.key)
 
 
 def _check_ord(ord):
