@@ -7,6 +7,7 @@ from typing import List, Tuple
 import kps
 from kps.functors import Functors
 
+from . import params
 from .planner import ReduceConfig
 
 
@@ -14,9 +15,13 @@ from .planner import ReduceConfig
 INCLUDE_DIR = Path(__file__).resolve().parent / "cuda"
 
 
+_LAYOUT_ASSERTS = params.layout_asserts()
+
+
 def program(functors: Functors) -> str:
-    """The reduce kernels with one reduction's functor structs."""
-    return '#include "reduce.cuh"\n\n' + functors.render()
+    """The reduce kernels with one reduction's functor structs, and the parameter structs' layout
+    checked against the host's packing (`params.layout_asserts`)."""
+    return '#include "reduce.cuh"\n\n' + _LAYOUT_ASSERTS + "\n" + functors.render()
 
 
 def plan_functors(cfg: ReduceConfig, functors: Functors) -> Functors:

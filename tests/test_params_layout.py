@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from kernels import config, params, source
+from kps import compiler
 
 CUDA = "\n".join(path.read_text() for path in sorted(source.INCLUDE_DIR.glob("*.cuh")))
 FUNCTORS = SimpleNamespace(input_type="float", reduce_struct="R", transform_struct="Tr", epilogue_struct="Ep")
@@ -54,3 +55,28 @@ def test_field_tables_name_the_struct_fields_in_order(kernel):
 def test_template_arguments_name_the_kernel_parameters_in_order(kernel):
     names = [name for name, _ in source.template_args(PLANS[kernel], FUNCTORS)]
     assert names == _template_params(source.KERNELS[kernel])
+
+
+@pytest.mark.parametrize("kernel", sorted(params.STRUCTS))
+def test_the_struct_layout_is_checked_where_the_kernels_compile(kernel, monkeypatch):
+    """Every program carries `params.layout_asserts()`: NVRTC compiles it as it is, and refuses it,
+    naming kernels/params.py, where a table and its struct drift apart (two fields swapped, one
+    dropped). No GPU: NVRTC alone."""
+    nvrtc = pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
+
+    def compiles(text):
+        prog = nvrtc.createProgram('#include "reduce.cuh"\n' + text, "layout.cu", [], [])
+        try:
+            nvrtc.compileProgram(prog, ["-arch=compute_90", "-std=c++17", f"-I{source.INCLUDE_DIR}",
+                                        f"-I{compiler.INCLUDE_DIR}"])
+            return ""
+        except nvrtc.NVRTCError:
+            return nvrtc.getProgramLog(prog)
+        finally:
+            nvrtc.destroyProgram(prog)
+
+    assert compiles(params.layout_asserts()) == ""
+    struct, scalars = params.STRUCTS[kernel]
+    for drifted in ((scalars[1], scalars[0]) + scalars[2:], scalars[:-1]):
+        monkeypatch.setitem(params.STRUCTS, kernel, (struct, drifted))
+        assert f"kernels/params.py: {struct}" in compiles(params.layout_asserts())
