@@ -9,15 +9,14 @@ import numpy as np
 
 import kps
 import ops
+from helpers import OPS
 
 COMPLEX = [np.dtype(np.complex64), np.dtype(np.complex128)]
 
 
-#: op name -> (ours, NumPy's), each `(x, axis) -> result`.
+#: op name -> (ours, NumPy's), each `(x, axis) -> result`: the basic ones (helpers.OPS) and the rest.
 COMPLEX_OPS = {
-    "sum": (ops.reduce_sum, np.sum),
-    "prod": (ops.reduce_prod, np.prod),
-    "mean": (ops.reduce_mean, np.mean),
+    **OPS,
     "sum_precise": (lambda x, axis: ops.reduce_sum(x, axis=axis, precise=True), np.sum),
     "mean_precise": (lambda x, axis: ops.reduce_mean(x, axis=axis, precise=True), np.mean),
     "nansum": (ops.reduce_nansum, np.nansum),
@@ -29,8 +28,6 @@ COMPLEX_OPS = {
     "nanstd": (lambda x, axis: ops.reduce_nanstd(x, axis=axis, ddof=1), lambda x, axis: np.nanstd(x, axis=axis, ddof=1)),
     "mean_var": (lambda x, axis: ops.reduce_mean_var(x, axis=axis),
                  lambda x, axis: (np.mean(x, axis=axis), np.var(x, axis=axis))),
-    "max": (ops.reduce_max, np.max),
-    "min": (ops.reduce_min, np.min),
     "argmax": (ops.reduce_argmax, np.argmax),
     "argmin": (ops.reduce_argmin, np.argmin),
     "ptp": (ops.reduce_ptp, np.ptp),
@@ -39,8 +36,6 @@ COMPLEX_OPS = {
     "nanmin": (ops.reduce_nanmin, np.nanmin),
     "nanargmax": (ops.reduce_nanargmax, np.nanargmax),
     "nanargmin": (ops.reduce_nanargmin, np.nanargmin),
-    "all": (ops.reduce_all, np.all),
-    "any": (ops.reduce_any, np.any),
     "count_nonzero": (ops.count_nonzero, lambda x, axis: np.asarray(np.count_nonzero(x, axis=axis), dtype=np.int64)),
 }
 
