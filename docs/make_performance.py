@@ -47,6 +47,12 @@ bash .ci/asv SHA                                                     # asv resul
 python3 docs/make_performance.py                                     # this page
 ```
 
+A change is claimed faster (or no slower) by a same-machine A/B against the tree before it:
+`git worktree add /tmp/base <commit>` and `python3 -m ops.bench --ab /tmp/base` (ops/bench/ab.py:
+each tree in processes of its own, in turns; the public cases, the widths and a few ops). The
+torch-side figures: `python3 -m ops.bench --torch` (small calls against CuPy arrays, torch.sum and an
+empty launch; the backward against torch's own).
+
 `bash .ci/gpu` runs the GPU tests and the sum, Rosenbrock and graph tables in one call, writing
 their JSON to `$OUT` (`OPS="sum argmax var" bash .ci/gpu` for more ops); copy it to `docs/data/`.
 Times are CUDA events around one call (host dispatch included), the median of `--repeat` calls in

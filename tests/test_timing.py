@@ -24,3 +24,22 @@ def test_functions_are_timed_in_turns_and_slow_ones_sparingly():
     assert got == {"ours": 10.0, "peer": 11.0, "slow": 9000.0}
     assert warm == {"ours": 2, "peer": 2, "slow": 2}
     assert order == [("ours", 10), ("peer", 10), ("slow", 10)] + [("ours", 10), ("peer", 10), ("slow", 2)] * 2
+
+
+def test_an_ab_times_each_tree_in_a_process_of_its_own(tmp_path):
+    """`--ab`: this tree against a checkout of it, in turns, on the NumPy backend; a path that is no
+    checkout is refused by name."""
+    import pytest
+
+    from ops.bench import ab
+
+    here = ab.Path(ab.__file__).resolve().parents[2]
+    todo = [("rows", "sum", (64, 33), (1,), "float32"), ("cols", "mean", (33, 64), (0,), "float64")]
+    rows = ab.run(here, gpu=False, rounds=2, repeat=3, todo=todo)
+    assert [r["case"] for r in rows] == ["rows", "cols"]
+    for r in rows:
+        assert len(r["a_all"]) == len(r["b_all"]) == 2 and r["ratio"] == r["b_us"] / r["a_us"] > 0
+    assert "B / A" in ab.table(rows, here)
+    with pytest.raises(SystemExit, match="not a checkout"):
+        ab.run(tmp_path, gpu=False, todo=todo)
+    assert all(len(shape) and ab._prod(shape) <= ab.CPU_CASE_ELEMENTS for _, _, shape, _, _ in ab.cases(False))

@@ -56,10 +56,31 @@ def _parse(argv):
     p.add_argument("--rosenbrock", action="store_true",
                    help="the named transform-reduce case: the Rosenbrock cost of 90M float32 values, one pass over "
                         "x[:-1] and x[1:] (GB/s counts the input once), against CuPy and torch")
+    p.add_argument("--ab", metavar="PATH", type=Path,
+                   help="A/B: this tree against the checkout at PATH, each timing the same cases in processes of "
+                        "its own, in turns (ops/bench/ab.py)")
+    p.add_argument("--ab-rounds", type=int, default=2, help="--ab: timed rounds of each tree after the warm-up")
     p.add_argument("--torch", action="store_true",
                    help="what a torch user pays (GPU): small calls on a CuPy array and a torch tensor against "
                         "torch.sum and an empty launch; the backward of sum, mean and var against torch's own")
     return p.parse_args(argv)
+
+
+def main_ab(args) -> int:
+    """The --ab table (ab.py)."""
+    from . import ab
+
+    gpu = timing.gpu_available()
+    print(("GPU" if gpu else "no GPU: the NumPy backend, scaled-down cases") + f": A/B against {args.ab}, "
+          f"{args.ab_rounds} rounds after a warm-up", flush=True)
+    rows = ab.run(args.ab, gpu, args.ab_rounds, args.repeat)
+    print(ab.table(rows, args.ab))
+    worst = max(rows, key=lambda r: r["ratio"])
+    print(f"summary: {sum(r['ratio'] <= 1.02 for r in rows)}/{len(rows)} cases within 2% or faster; slowest "
+          f"{worst['case']} at {worst['ratio']:.3f}x")
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+    return 0
 
 
 def main_torch(args) -> int:
@@ -175,6 +196,8 @@ def main(argv=None) -> int:
         return main_dask(args)
     if args.torch:
         return main_torch(args)
+    if args.ab:
+        return main_ab(args)
     cases = select_cases(args)
     gpu = timing.gpu_available()
     if gpu:

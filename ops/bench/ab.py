@@ -1,0 +1,122 @@
+"""`python -m ops.bench --ab PATH`: a same-machine A/B of this tree against the tree at PATH (another
+checkout, say `git worktree add /tmp/base <commit>`). Each tree times the same cases in a process of
+its own (`PYTHONPATH` the tree), the two in turns: a warm-up round of each (compiles, discarded),
+then `rounds` rounds, A then B. A case's time is the best of its rounds' medians, so what drifts
+between processes (the host, the clocks) falls on both. The child process uses only the public API
+(`ops.reduce_<op>`) and CUDA events (a GPU) or wall time (the NumPy backend, no GPU), so any older
+tree can be measured.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+from .cases import CPU_CASE_ELEMENTS, load_cases
+
+#: The widths of (N, W) float32 and float64 sums both ways, N x W = ELEMENTS (the sweep's odd and
+#: narrow ones, and a few wide).
+WIDTHS = {"float32": (1, 3, 4, 16, 64, 1001, 4096), "float64": (4, 64, 4096)}
+ELEMENTS = 1 << 26
+#: Other ops over rows and columns of an 8192 x 8192 float32 array.
+OPS = ("mean", "nansum", "nanmean", "var")
+
+
+def cases(gpu: bool) -> List[Tuple[str, str, tuple, object, str]]:
+    """(name, op, shape, axis, dtype) of every case: the public ones (bfloat16 aside: it takes torch),
+    the widths and the ops. Without a GPU each is cut to about CPU_CASE_ELEMENTS elements."""
+    out = [(c.name, "sum", c.shape, c.axis, c.dtype) for c in load_cases() if c.dtype != "bfloat16"]
+    for dtype, widths in WIDTHS.items():
+        n = ELEMENTS // (2 if dtype == "float64" else 1)
+        for w in widths:
+            out += [(f"cols{w}_{dtype}", "sum", (n // w, w), (0,), dtype), (f"rows{w}_{dtype}", "sum", (n // w, w), (1,), dtype)]
+    out += [(f"{op}_{kind}", op, (8192, 8192), (axis,), "float32") for op in OPS for kind, axis in (("rows", 1), ("cols", 0))]
+    return out if gpu else [_scaled(c) for c in out]
+
+
+def _scaled(case):
+    name, op, shape, axis, dtype = case
+    shape = list(shape)
+    while len(shape) and _prod(shape) > CPU_CASE_ELEMENTS:
+        k = max(range(len(shape)), key=lambda i: shape[i])
+        shape[k] = max(1, shape[k] // 2)
+    return name, op, tuple(shape), axis, dtype
+
+
+def _prod(shape) -> int:
+    out = 1
+    for n in shape:
+        out *= n
+    return out
+
+
+#: What a child process runs, in the tree under test: the cases as JSON on stdin, a line of JSON a
+#: case out ({"case": name, "us": median}). Public API only.
+CHILD = r"""
+import json, statistics, sys, time
+import numpy as np
+import ops
+cases, gpu, repeat = json.loads(sys.stdin.read())
+if gpu:
+    import cupy as xp
+    start, end = xp.cuda.Event(), xp.cuda.Event()
+else:
+    xp = np
+rng = np.random.default_rng(0)
+for name, op, shape, axis, dtype in cases:
+    x = xp.asarray(rng.standard_normal(shape).astype(dtype))
+    fn = getattr(ops, "reduce_" + op)
+    axis = None if axis is None else tuple(axis)
+    for _ in range(10):
+        fn(x, axis=axis)
+    times = []
+    for _ in range(repeat):
+        if gpu:
+            start.record(); fn(x, axis=axis); end.record(); end.synchronize()
+            times.append(xp.cuda.get_elapsed_time(start, end) * 1e3)
+        else:
+            t = time.perf_counter(); fn(x, axis=axis); times.append((time.perf_counter() - t) * 1e6)
+    print(json.dumps({"case": name, "us": statistics.median(times)}), flush=True)
+    del x
+"""
+
+
+def _child(tree: Path, todo, gpu: bool, repeat: int) -> Dict[str, float]:
+    """One round of one tree: case -> median us."""
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    done = subprocess.run([sys.executable, "-c", CHILD], input=json.dumps([todo, gpu, repeat]), text=True,
+                          capture_output=True, cwd=tree, env=env, check=False)
+    if done.returncode:
+        raise RuntimeError(f"--ab: the tree at {tree} failed:\n{done.stderr[-2000:]}")
+    return {row["case"]: row["us"] for row in map(json.loads, done.stdout.splitlines())}
+
+
+def run(other: Path, gpu: bool, rounds: int = 2, repeat: int = 40, todo=None) -> List[dict]:
+    """Rows of (case, A us, B us, B / A, every round's figures): A the tree at `other`, B this one."""
+    other, here = Path(other).resolve(), Path(__file__).resolve().parents[2]
+    if not (other / "ops" / "__init__.py").is_file():
+        raise SystemExit(f"--ab: {other} is not a checkout of this project (no ops/__init__.py)")
+    todo = cases(gpu) if todo is None else todo
+    samples = {"a": {}, "b": {}}
+    for k in range(rounds + 1):
+        for side, tree in (("a", other), ("b", here)):
+            for name, us in _child(tree, todo, gpu, repeat).items():
+                if k:  # round 0 warms up
+                    samples[side].setdefault(name, []).append(us)
+    rows = []
+    for name, *_ in todo:
+        a, b = samples["a"].get(name), samples["b"].get(name)
+        if a and b:
+            rows.append({"case": name, "a_us": min(a), "b_us": min(b), "ratio": min(b) / min(a),
+                         "a_all": a, "b_all": b})
+    return rows
+
+
+def table(rows: List[dict], other: Path) -> str:
+    head = f"{'case':28} {'A us':>10} {'B us':>10} {'B / A':>7}   A = {other}, B = this tree"
+    lines = [head, "-" * len(head)]
+    lines += [f"{r['case']:28} {r['a_us']:10.2f} {r['b_us']:10.2f} {r['ratio']:7.3f}" for r in rows]
+    return "\n".join(lines)
