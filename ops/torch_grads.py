@@ -25,20 +25,17 @@ import torch
 @dataclass
 class Reduced:
     """One call as its backward sees it: the input `x` and the results `out` (where the formula
-    saves them), the reduced axes (non-negative, sorted), keepdims, the input's shape and the op's
-    arguments after keepdims by name (`ddof`, `ord`, `dtype`, `precise`)."""
+    saves them), the reduced axes (non-negative, sorted), keepdims, the input's shape, the op's
+    arguments after keepdims by name (`ddof`, `ord`, `dtype`, `precise`) and the count a result
+    reduces."""
 
     x: Optional[torch.Tensor]
     out: tuple
     axes: tuple
     keepdims: bool
-    shape: torch.Size
+    shape: tuple
     args: dict
-
-    @property
-    def n(self) -> int:
-        """The count of elements a result reduces."""
-        return math.prod(self.shape[a] for a in self.axes)
+    n: int  # the count of elements a result reduces
 
     def keep(self, t):
         """A reduced tensor with the reduced axes back as 1s: it broadcasts against x."""
@@ -116,7 +113,7 @@ def _ptp(r: Reduced, g):
     if not r.axes:
         return torch.zeros_like(r.x)
     high, low = torch.amax(r.x, dim=r.axes, keepdim=True), torch.amin(r.x, dim=r.axes, keepdim=True)
-    g, kept = r.keep(g), Reduced(r.x, (), r.axes, True, r.shape, r.args)
+    g, kept = r.keep(g), Reduced(r.x, (), r.axes, True, r.shape, r.args, r.n)
     return share(kept, g, high) - share(kept, g, low)
 
 

@@ -16,6 +16,7 @@ needs it.
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 import torch
@@ -126,7 +127,8 @@ def _differentiate(op, entry: named.Named, names: tuple):
 
     def setup_context(ctx, inputs, output):
         x, axis, keepdims = inputs[:3]
-        ctx.axes, ctx.keepdims, ctx.shape, ctx.dtype = _axes(axis, x.dim()), keepdims, x.shape, x.dtype
+        ctx.axes, ctx.keepdims, ctx.shape, ctx.dtype = _axes(axis, x.dim()), keepdims, tuple(x.shape), x.dtype
+        ctx.n = math.prod(ctx.shape[a] for a in ctx.axes)  # (once here, not per formula's use)
         ctx.args = dict(zip(names, inputs[3:]))
         outs = tuple(output) if entry.outputs > 1 else (output,)
         ctx.save_for_backward(*((x,) if formula.saves_x else ()), *(outs if formula.saves_out else ()))
@@ -134,9 +136,9 @@ def _differentiate(op, entry: named.Named, names: tuple):
     def backward(ctx, *grads):
         saved = ctx.saved_tensors
         x, outs = (saved[0], saved[1:]) if formula.saves_x else (None, saved)
-        reduced = torch_grads.Reduced(x, tuple(outs), ctx.axes, ctx.keepdims, ctx.shape, ctx.args)
+        reduced = torch_grads.Reduced(x, tuple(outs), ctx.axes, ctx.keepdims, ctx.shape, ctx.args, ctx.n)
         grad = formula.grad(reduced, *grads)
-        if grad.shape != ctx.shape:
+        if tuple(grad.shape) != ctx.shape:  # (tuples: torch.Size's comparison costs microseconds)
             grad = grad.expand(ctx.shape)
         if grad.dtype != ctx.dtype:
             grad = grad.to(ctx.dtype)
