@@ -114,12 +114,17 @@ def _ddof(entry: Named, route):
     return fn, entry.doc
 
 
+def with_table(what: Reduction) -> tuple:
+    """A Reduction and its table of prepared calls, for a function that keeps the two together: the
+    table is then its own, whatever the shared table of tables drops (ops/dispatch.py)."""
+    return what, _table(what.key)
+
+
 def _ddof_variant(entry: Named, epilogue, ddof) -> tuple:
-    """What `_ddof`'s function keeps for one epilogue: its Reduction, its table of prepared calls
-    (its own from here on, whatever the shared table of tables drops: ops/dispatch.py), its runner,
-    and whether it takes numpy.var's warning."""
+    """What `_ddof`'s function keeps for one epilogue: its Reduction and table (`with_table`), its
+    runner, and whether it takes numpy.var's warning."""
     what = ddof_reduction(entry, epilogue, ddof)
-    return what, _table(what.key), _runner(what), statistics.clamps_dof(epilogue)
+    return with_table(what) + (_runner(what), statistics.clamps_dof(epilogue))
 
 
 def _runner(what: Reduction):

@@ -259,16 +259,16 @@ def run(call: Call, x, key=None, allocate=None, prepare=None, calls=None):
 
 
 def _aligned_copy(x):
-    """A complex array off its own size's grid, copied onto it part by part: its real and imaginary
-    parts as a real array of one more axis (whose elements are aligned), since a copy of the
-    complex elements (CuPy's own kernel) loads them whole and faults there too."""
-    if x.dtype.kind != "c":
-        return x.copy()
+    """An array off its own size's grid (complex128 at 8 bytes, which NumPy allows and
+    kps::complex<double>'s 16-byte loads do not) copied onto it as words its address allows: each
+    element as a row of unsigned words of that width, so the copy (CuPy's own kernel, which would
+    load the elements whole and fault there too) reads only aligned words."""
     cupy = cupy_module()
-    part = np.dtype(x.dtype.char.lower())  # complex128 -> float64, complex64 -> float32
-    parts = cupy.ndarray(x.shape + (2,), part, x.data, x.strides + (part.itemsize,))
-    copy = cupy.empty(x.shape + (2,), part)
-    copy[...] = parts
+    width = min(x.itemsize, 8, x.data.ptr & -x.data.ptr)  # the address's alignment: 1-8 bytes here
+    word = np.dtype(f"uint{8 * width}")
+    shape = x.shape + (x.itemsize // width,)
+    copy = cupy.empty(shape, word)
+    copy[...] = cupy.ndarray(shape, word, x.data, x.strides + (width,))
     return copy.view(x.dtype).reshape(x.shape)
 
 

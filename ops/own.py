@@ -73,7 +73,7 @@ def _mean_var(entry, route):
         try:
             what, prepared = made[ddof]
         except KeyError:
-            what, prepared = made.put(ddof, _kept(build.reduction(entry, epilogue=entry.epilogue(ddof, None))))
+            what, prepared = made.put(ddof, build.with_table(build.reduction(entry, epilogue=entry.epilogue(ddof, None))))
         mean, var = run(what, prepared, x, axis, keepdims, dtype, None)
         looks.warn_few_degrees(x, axis, ddof)  # numpy.var's, where ddof >= n
         # complex data: one state gives both in numpy.mean's complex type; numpy.var's is the real part's
@@ -100,16 +100,10 @@ def _norm(entry, route):
         try:
             what, prepared = made[key]
         except KeyError:
-            what, prepared = made.put(key, _kept(Reduction(*_norm_descriptors(*key), twin=entry.torch)))
+            what, prepared = made.put(key, build.with_table(Reduction(*_norm_descriptors(*key), twin=entry.torch)))
         return run(what, prepared, x, axis, keepdims, None, None)
 
     return reduce_norm
-
-
-def _kept(what: Reduction) -> tuple:
-    """A Reduction and its table of prepared calls, kept together by the function that made them (its
-    own from here on, whatever the shared table of tables drops: ops/dispatch.py)."""
-    return what, table(what.key)
 
 
 def _check_ord(ord):

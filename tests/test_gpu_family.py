@@ -268,27 +268,19 @@ def test_plain_sums_stay_within_the_bound_of_their_chains(dtype):
     float32 sums accumulate in float64 and keep the plain order, a thread's chain under 2^13 adds at
     2^21 elements. Data that cancel or mix magnitudes make the second term all but the whole error,
     which a float32 accumulator, or a long chain into a float64 one, breaks."""
-    from ops.bench.accuracy import accuracy_cases
+    from ops.bench.accuracy import accuracy_cases, exact_sums
 
     for name, (x, axis) in accuracy_cases(1 << 21).items():
         if x.dtype == np.float16:
             continue
         x = x.astype(dtype)
         got = cp.asnumpy(ops.reduce_sum(cp.asarray(x), axis=axis)).astype(np.float64)
-        exact = _fsum(x, axis)
+        exact = exact_sums(x, axis)
         magnitude = np.sum(np.abs(x.astype(np.float64)), axis=axis)
         chain = CHAIN_BOUND if dtype == np.float64 else 1 << 13
         ulp = np.maximum(np.spacing(np.abs(exact).astype(dtype)), np.spacing(np.abs(got).astype(dtype)))
         bound = 0.5 * ulp.astype(np.float64) + chain * 2.0 ** -53 * magnitude
         assert np.all(np.abs(got - exact) <= bound), (name, np.max(np.abs(got - exact) / bound))
-
-
-def _fsum(x, axis):
-    import math
-
-    rows = x.astype(np.float64).reshape(1, -1) if axis is None else np.moveaxis(x.astype(np.float64), axis, -1)
-    sums = np.array([math.fsum(r) for r in rows.reshape(-1, rows.shape[-1])])
-    return sums.reshape(rows.shape[:-1]) if axis is not None else sums.reshape(())
 
 
 def test_the_two_norm_neither_overflows_nor_underflows_on_the_gpu():

@@ -2,7 +2,13 @@
 then timed in interleaved rounds, each for its share of the calls; slow ones twice a round."""
 from __future__ import annotations
 
+import math
+from pathlib import Path
+
+import pytest
+
 from ops.bench import timing
+from ops.bench.cases import CPU_CASE_ELEMENTS
 
 
 def test_functions_are_timed_in_turns_and_slow_ones_sparingly():
@@ -29,11 +35,9 @@ def test_functions_are_timed_in_turns_and_slow_ones_sparingly():
 def test_an_ab_times_each_tree_in_a_process_of_its_own(tmp_path):
     """`--ab`: this tree against a checkout of it, in turns, on the NumPy backend; a path that is no
     checkout is refused by name."""
-    import pytest
-
     from ops.bench import ab
 
-    here = ab.Path(ab.__file__).resolve().parents[2]
+    here = Path(ab.__file__).resolve().parents[2]
     todo = [("rows", "sum", (64, 33), (1,), "float32"), ("cols", "mean", (33, 64), (0,), "float64")]
     rows = ab.run(here, gpu=False, rounds=2, repeat=3, todo=todo)
     assert [r["case"] for r in rows] == ["rows", "cols"]
@@ -42,4 +46,4 @@ def test_an_ab_times_each_tree_in_a_process_of_its_own(tmp_path):
     assert "B / A" in ab.table(rows, here)
     with pytest.raises(SystemExit, match="not a checkout"):
         ab.run(tmp_path, gpu=False, todo=todo)
-    assert all(len(shape) and ab._prod(shape) <= ab.CPU_CASE_ELEMENTS for _, _, shape, _, _ in ab.cases(False))
+    assert all(len(shape) and math.prod(shape) <= CPU_CASE_ELEMENTS for _, _, shape, _, _ in ab.cases(False))

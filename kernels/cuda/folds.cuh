@@ -15,7 +15,7 @@ __device__ __forceinline__ void FoldStrided(typename R::acc_t (&acc)[1], kps::Pt
   using Acc = typename R::acc_t;
   constexpr IndexT kStep = static_cast<IndexT>(LANES) * NY;
   Tin raw[NY];
-  kps::Carry<R, 1, kps::kShortChains<Acc, Tin>> carry;
+  kps::CarryFor<R, Tin, 1> carry;
   IndexT i = 0;
   for (; i + kStep <= len; i += kStep) {
     kps::ReadData<Tin, 1, NY, false>(raw, src + (i + lane) * stride, 0, LANES * stride, 1, NY);
@@ -51,7 +51,7 @@ __device__ __forceinline__ void FoldContiguous(typename R::acc_t (&acc)[1], kps:
   Acc cols[kCols];
   kps::Init(cols, R::Identity());
   Tin raw[VEC * NY];
-  kps::Carry<R, kCols, kps::kShortChains<Acc, Tin>> carry;
+  kps::CarryFor<R, Tin, kCols> carry;
   IndexT v = 0;
   for (; v + kStep <= num_vec; v += kStep) {
     kps::ReadDataVecLanes<Tin, VEC, NY, LANES, SharedLanes, InputShift, false>(raw, body + (v + lane) * VEC,
@@ -95,7 +95,7 @@ __device__ __forceinline__ void FoldRuns(typename R::acc_t (&acc)[1], kps::Ptr<T
   Acc cols[kCols];
   kps::Init(cols, R::Identity());
   Tin raw[VEC * NY];
-  kps::Carry<R, kCols, kps::kShortChains<Acc, Tin>> carry;
+  kps::CarryFor<R, Tin, kCols> carry;
   IndexT i = begin + lane;
   for (; i + (NY - 1) * LANES < end; i += kStep) {
     auto index = kps::AffineIndex<NY>(pos, 0, pos_x);

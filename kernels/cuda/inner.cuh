@@ -49,7 +49,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceInner(const InnerPara
         FoldRuns<R, Tr, Tin, VEC, NY, LANES>(acc, x + in_off, p.red, seg_begin * vecs, seg_end * vecs, lane,
                                              p.index_offset, p.inner_index_stride);
       } else {
-        kps::Carry<R, 1, kps::kShortChains<Acc, Tin>> carry;  // a segment at a time
+        kps::CarryFor<R, Tin, 1> carry;  // a segment at a time
         for (IndexT seg = seg_begin; seg < seg_end; ++seg) {
           long long seg_off, seg_pos;
           p.red.Get(seg, seg_off, seg_pos);

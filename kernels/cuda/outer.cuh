@@ -84,7 +84,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceOuter(const OuterPara
     kps::Init(acc, R::Identity());
     // ShiftedWords: the bytes of this column's word inside the row
     const int word_bytes = ShiftedWords ? static_cast<int>(min(4ll, p.inner_bytes - 4 * static_cast<long long>(col))) : 0;
-    kps::Carry<R, VEC, kps::kShortChains<Acc, Tin>> carry;
+    kps::CarryFor<R, Tin, VEC> carry;
     IndexT r = r_begin + ty;
     if (ncols == VEC) {
       for (; r + (NY - 1) * kBY < r_end; r += kStep) {

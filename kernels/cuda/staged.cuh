@@ -19,7 +19,7 @@ __device__ __forceinline__ void FoldSharedRows(typename R::acc_t (&acc)[ROWS], c
                                                unsigned stride, long long pos, long long pos_stride) {
   using Acc = typename R::acc_t;
   kps::Init(acc, R::Identity());
-  kps::Carry<R, ROWS, kps::kShortChains<Acc, Tin>> carry;
+  kps::CarryFor<R, Tin, ROWS> carry;
 #pragma unroll(ROWS == 1 ? 4 : 1)  // one run alone: a few of its reads in flight instead
   for (unsigned i = 0; i < len; ++i) {
     Tin raw[ROWS];
@@ -294,7 +294,7 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
   if (tile < p.num_tiles) load(span, tile, stage);
   Acc acc[kDirect ? 1 : SLOTS];
   kps::Init(acc, R::Identity());
-  kps::Carry<R, kDirect ? 1 : SLOTS, kps::kShortChains<Acc, Tin>> stages;  // a stage at a time (kps/chains.cuh)
+  kps::CarryFor<R, Tin, kDirect ? 1 : SLOTS> stages;  // a stage at a time (kps/chains.cuh)
   while (tile < p.num_tiles) {
     __syncthreads();  // the previous item is folded: its shared memory is free
     if constexpr (WordColumns) span.Pad(R::Identity());

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Dict, List, Tuple
 
-from .cases import CPU_CASE_ELEMENTS, load_cases
+from .cases import cpu_shape, load_cases
 
 #: The widths of (N, W) float32 and float64 sums both ways, N x W = ELEMENTS (the sweep's odd and
 #: narrow ones, and a few wide).
@@ -27,30 +27,14 @@ OPS = ("mean", "nansum", "nanmean", "var")
 
 def cases(gpu: bool) -> List[Tuple[str, str, tuple, object, str]]:
     """(name, op, shape, axis, dtype) of every case: the public ones (bfloat16 aside: it takes torch),
-    the widths and the ops. Without a GPU each is cut to about CPU_CASE_ELEMENTS elements."""
+    the widths and the ops. Without a GPU each is cut as the CPU cases are (`cases.cpu_shape`)."""
     out = [(c.name, "sum", c.shape, c.axis, c.dtype) for c in load_cases() if c.dtype != "bfloat16"]
     for dtype, widths in WIDTHS.items():
         n = ELEMENTS // (2 if dtype == "float64" else 1)
         for w in widths:
             out += [(f"cols{w}_{dtype}", "sum", (n // w, w), (0,), dtype), (f"rows{w}_{dtype}", "sum", (n // w, w), (1,), dtype)]
     out += [(f"{op}_{kind}", op, (8192, 8192), (axis,), "float32") for op in OPS for kind, axis in (("rows", 1), ("cols", 0))]
-    return out if gpu else [_scaled(c) for c in out]
-
-
-def _scaled(case):
-    name, op, shape, axis, dtype = case
-    shape = list(shape)
-    while len(shape) and _prod(shape) > CPU_CASE_ELEMENTS:
-        k = max(range(len(shape)), key=lambda i: shape[i])
-        shape[k] = max(1, shape[k] // 2)
-    return name, op, tuple(shape), axis, dtype
-
-
-def _prod(shape) -> int:
-    out = 1
-    for n in shape:
-        out *= n
-    return out
+    return out if gpu else [(name, op, cpu_shape(shape), axis, dtype) for name, op, shape, axis, dtype in out]
 
 
 #: What a child process runs, in the tree under test: the cases as JSON on stdin, a line of JSON a

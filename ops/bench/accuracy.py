@@ -61,12 +61,16 @@ def accuracy_cases(n: int = 1 << 16, seed: int = 0):
     return cases
 
 
-def correctly_rounded(x: np.ndarray, axis) -> np.ndarray:
-    """math.fsum (exact, rounded once to float64) of each output, rounded to x's float type."""
+def exact_sums(x: np.ndarray, axis) -> np.ndarray:
+    """math.fsum of each output: the exact sum, rounded once to float64."""
     rows = x.astype(np.float64).reshape(1, -1) if axis is None else np.moveaxis(x.astype(np.float64), axis, -1)
     sums = np.array([math.fsum(row) for row in rows.reshape(-1, rows.shape[-1])]).reshape(rows.shape[:-1])
-    sums = sums.astype(x.dtype)
     return sums.reshape(()) if axis is None else sums
+
+
+def correctly_rounded(x: np.ndarray, axis) -> np.ndarray:
+    """The exact sum of each output (`exact_sums`), rounded to x's float type."""
+    return exact_sums(x, axis).astype(x.dtype)
 
 
 def ulps(got, expect) -> np.ndarray:

@@ -142,11 +142,17 @@ def run_gpu_case(case: Case, op: str, ceiling: float, dtype=None, repeat: int = 
     return row
 
 
-def run_cpu_case(case: Case, op: str, dtype=None) -> dict:
-    shape = list(case.shape)
+def cpu_shape(shape) -> tuple:
+    """`shape` cut to at most CPU_CASE_ELEMENTS elements, its longest dim halved at a time."""
+    shape = list(shape)
     while math.prod(shape) > CPU_CASE_ELEMENTS:
         shape[shape.index(max(shape))] //= 2
-    small = Case(case.name, tuple(shape), case.axis, case.dtype)
+    return tuple(shape)
+
+
+def run_cpu_case(case: Case, op: str, dtype=None) -> dict:
+    shape = cpu_shape(case.shape)
+    small = Case(case.name, shape, case.axis, case.dtype)
     dtype = np.dtype(dtype or case.dtype)
     x = make_input(small.shape, dtype, np)
     ours = OPS[op][0]

@@ -95,6 +95,11 @@ struct Carry<R, N, false> {
   __device__ __forceinline__ void Total(typename R::acc_t (&)[N]) {}
 };
 
+// The carry of a fold of Tin elements into N accumulators of R: one that carries where its chains
+// must stay short (kShortChains), else none.
+template <class R, typename Tin, int N>
+using CarryFor = Carry<R, N, kShortChains<typename R::acc_t, Tin>>;
+
 // Fold a tile of NY rows of NX into NX accumulators: rows pairwise (row y with row y + ceil(W / 2)
 // while W rows are left), then the one row left into acc. The tile is overwritten. W is a template
 // argument, so every index is a constant and the tile stays in registers.
