@@ -1,6 +1,6 @@
 // Folds of one thread over runs of global memory, shared by ReduceInner and ReduceStaged: strided
 // elements, contiguous runs read with 16-byte loads, and runs found by an index calculator. Each
-// keeps its chains of rounding combines short (kps::Carry, kps/chains.cuh).
+// keeps its chains of rounding combines short (kps::FoldSteps, kps/chains.cuh).
 #pragma once
 
 #include "kps/primitives.cuh"
@@ -9,21 +9,21 @@ namespace kernels {
 
 // Fold `len` elements src[i * stride] spread over LANES lanes (lane takes i = lane + k * LANES),
 // NY elements per lane in flight. Element i is number `pos + i * pos_stride` of the reduced range.
-template <class R, class Tr, typename Tin, int NY, int LANES, typename IndexT>
+// Short: keep the chains short (kps/chains.cuh); a run's head and tail, under 16 bytes, need not.
+template <class R, class Tr, typename Tin, int NY, int LANES, typename IndexT,
+          bool Short = kps::kShortChains<typename R::acc_t, Tin>>
 __device__ __forceinline__ void FoldStrided(typename R::acc_t (&acc)[1], kps::Ptr<Tin> src, IndexT len,
                                             IndexT stride, int lane, long long pos, long long pos_stride) {
   using Acc = typename R::acc_t;
   constexpr IndexT kStep = static_cast<IndexT>(LANES) * NY;
   Tin raw[NY];
-  kps::CarryFor<R, Tin, 1> carry;
-  IndexT i = 0;
-  for (; i + kStep <= len; i += kStep) {
+  const IndexT limit = len >= kStep ? len - kStep + 1 : 0;
+  const auto step = [&](Acc(&low)[1], IndexT i) {
     kps::ReadData<Tin, 1, NY, false>(raw, src + (i + lane) * stride, 0, LANES * stride, 1, NY);
     const auto index = kps::AffineIndex<NY>(pos + static_cast<long long>(i + lane) * pos_stride, LANES * pos_stride, 0);
-    kps::ReduceUnary<R, Tr, Tin, 1, NY, 1, false>(acc, raw, 1, NY, index);
-    carry.Step(acc);
-  }
-  carry.Total(acc);
+    kps::ReduceUnary<R, Tr, Tin, 1, NY, 1, false>(low, raw, 1, NY, index);
+  };
+  const IndexT i = kps::FoldSteps<R, Short>(acc, IndexT(0), limit, kStep, step);
   if (i + lane < len) {
     const int num_y = static_cast<int>((len - i - lane + LANES - 1) / LANES);
     kps::ReadData<Tin, 1, NY, true>(raw, src + (i + lane) * stride, 0, LANES * stride, 1, num_y);
@@ -43,7 +43,7 @@ __device__ __forceinline__ void FoldContiguous(typename R::acc_t (&acc)[1], kps:
   constexpr IndexT kStep = static_cast<IndexT>(LANES) * NY;  // vectors per step
   const unsigned misalign = static_cast<unsigned>(kps::Address(src) & 15u);
   const IndexT head = min(len, static_cast<IndexT>(((16u - misalign) & 15u) / kps::ElementBytes<Tin>::value));
-  FoldStrided<R, Tr, Tin, 1, LANES, IndexT>(acc, src, head, 1, lane, pos, pos_stride);
+  FoldStrided<R, Tr, Tin, 1, LANES, IndexT, false>(acc, src, head, 1, lane, pos, pos_stride);
 
   const kps::Ptr<Tin> body = src + head;
   const IndexT num_vec = (len - head) / VEC;
@@ -51,17 +51,15 @@ __device__ __forceinline__ void FoldContiguous(typename R::acc_t (&acc)[1], kps:
   Acc cols[kCols];
   kps::Init(cols, R::Identity());
   Tin raw[VEC * NY];
-  kps::CarryFor<R, Tin, kCols> carry;
-  IndexT v = 0;
-  for (; v + kStep <= num_vec; v += kStep) {
+  const IndexT limit = num_vec >= kStep ? num_vec - kStep + 1 : 0;
+  const auto step = [&](Acc(&low)[kCols], IndexT v) {
     kps::ReadDataVecLanes<Tin, VEC, NY, LANES, SharedLanes, InputShift, false>(raw, body + (v + lane) * VEC,
                                                                                LANES * VEC, NY, NY);
     const auto index = kps::AffineIndex<NY>(pos + static_cast<long long>(head + (v + lane) * VEC) * pos_stride,
                                             LANES * VEC * pos_stride, pos_stride);
-    kps::ReduceUnary<R, Tr, Tin, VEC, NY, kCols, false>(cols, raw, VEC, NY, index);
-    carry.Step(cols);
-  }
-  carry.Total(cols);
+    kps::ReduceUnary<R, Tr, Tin, VEC, NY, kCols, false>(low, raw, VEC, NY, index);
+  };
+  const IndexT v = kps::FoldSteps<R, kps::kShortChains<Acc, Tin>>(cols, IndexT(0), limit, kStep, step);
   // The last, partial step; every lane of the group where its lanes share loads (their shuffles).
   if (SharedLanes ? v < num_vec : v + lane < num_vec) {
     const IndexT left = num_vec - v;  // vectors of the step, lanes 0, 1, ... reading one each in turn
@@ -77,8 +75,8 @@ __device__ __forceinline__ void FoldContiguous(typename R::acc_t (&acc)[1], kps:
   kps::Reduce<R, 1, kCols>(acc, cols);
 
   const IndexT done = head + num_vec * VEC;
-  FoldStrided<R, Tr, Tin, 1, LANES, IndexT>(acc, src + done, len - done, 1, lane,
-                                            pos + static_cast<long long>(done) * pos_stride, pos_stride);
+  FoldStrided<R, Tr, Tin, 1, LANES, IndexT, false>(acc, src + done, len - done, 1, lane,
+                                                   pos + static_cast<long long>(done) * pos_stride, pos_stride);
 }
 
 // Fold the flat indices [begin, end) of `runs`, each one aligned vector of VEC elements (VEC == 1:
@@ -95,16 +93,14 @@ __device__ __forceinline__ void FoldRuns(typename R::acc_t (&acc)[1], kps::Ptr<T
   Acc cols[kCols];
   kps::Init(cols, R::Identity());
   Tin raw[VEC * NY];
-  kps::CarryFor<R, Tin, kCols> carry;
-  IndexT i = begin + lane;
-  for (; i + (NY - 1) * LANES < end; i += kStep) {
+  const IndexT limit = end > static_cast<IndexT>((NY - 1) * LANES) ? end - static_cast<IndexT>((NY - 1) * LANES) : 0;
+  const auto step = [&](Acc(&low)[kCols], IndexT i) {
     auto index = kps::AffineIndex<NY>(pos, 0, pos_x);
     kps::ReadDataReduce<Tin, VEC, NY, false, (VEC > 1)>(raw, index, src, runs, i, static_cast<IndexT>(LANES), 1, VEC,
                                                         NY);
-    kps::ReduceUnary<R, Tr, Tin, VEC, NY, kCols, false>(cols, raw, VEC, NY, index);
-    carry.Step(cols);
-  }
-  carry.Total(cols);
+    kps::ReduceUnary<R, Tr, Tin, VEC, NY, kCols, false>(low, raw, VEC, NY, index);
+  };
+  const IndexT i = kps::FoldSteps<R, kps::kShortChains<Acc, Tin>>(cols, begin + lane, limit, kStep, step);
   if (i < end) {
     const int num_y = static_cast<int>((end - i + LANES - 1) / LANES);
     auto index = kps::AffineIndex<NY>(pos, 0, pos_x);

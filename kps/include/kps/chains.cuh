@@ -2,12 +2,14 @@
 // one accumulator, so every fold that rounds keeps its chains bounded, whatever the length it folds:
 //
 //   - a tile of NX x NY elements is folded pairwise along y (ReducePairwise): log2(NY) deep;
-//   - a fold's running accumulators (its "low" level) take at most kCarrySteps tiles; then they are
-//     combined into a middle level and start again from the identity (Carry::Step); the middle level
-//     takes at most kCarrySteps of those before it goes into a high level.
+//   - a fold's running accumulators (its "low" level) take at most kCarrySteps tiles; then they go
+//     into a middle level and start again from the identity; the middle level takes at most
+//     kCarrySteps of those before it goes into a high level. FoldSteps does this for the steps of one
+//     output (its N accumulators folded pairwise into one middle value: fewer registers), Carry for
+//     N outputs side by side (a column tile's columns, a span's slots).
 //
 // So an element passes through at most log2(NY) + 2 * kCarrySteps + steps / kCarrySteps^2 combines
-// inside one thread (steps: the thread's tiles), then the shuffle trees and the split combines, log2
+// inside one fold (steps: the thread's tiles), then the shuffle trees and the split combines, log2
 // deep or a small constant. docs/design.md ("Accuracy") gives the figures.
 // The order stays fixed, so the bits do not change run to run. Integers and bools add exactly, and
 // an accumulator wider than the element rounds far below it (kShortChains): their folds compile the
@@ -121,6 +123,41 @@ __device__ __forceinline__ void ReducePairwise(typename R::acc_t (&acc)[NX], typ
   FoldRowsPairwise<R, NX, NY>(tile);
 #pragma unroll
   for (int x = 0; x < NX; ++x) acc[x] = R::Combine(acc[x], tile[x]);
+}
+
+// Fold steps i = first, first + step, ... while i < limit, fold(low, i) folding step i into N
+// accumulators of one output, and return the first step not folded. Short: in rounds of kCarrySteps
+// steps into fresh accumulators, each round folded pairwise into one middle value, kCarrySteps
+// middle values into a high one, the levels added to acc[0] at the end. Else one plain loop into acc.
+// (Rounds as nested loops and one-value levels take fewer registers than Carry's per-step counter
+// and N-wide levels: docs/tuning.md.)
+template <class R, bool Short, int N, typename IndexT, class Fold>
+__device__ __forceinline__ IndexT FoldSteps(typename R::acc_t (&acc)[N], IndexT first, IndexT limit, IndexT step,
+                                            Fold fold) {
+  using Acc = typename R::acc_t;
+  IndexT i = first;
+  if constexpr (!Short) {
+    for (; i < limit; i += step) fold(acc, i);
+  } else {
+    Acc mid = R::Identity(), high = R::Identity();
+    unsigned rounds = 0;
+    const IndexT span = step * static_cast<IndexT>(kCarrySteps);
+    while (i < limit) {
+      Acc low[N];
+#pragma unroll
+      for (int x = 0; x < N; ++x) low[x] = R::Identity();
+      const IndexT stop = limit - i > span ? i + span : limit;
+      for (; i < stop; i += step) fold(low, i);
+      FoldRowsPairwise<R, 1, N>(low);
+      mid = R::Combine(mid, low[0]);
+      if (++rounds % kCarrySteps == 0) {
+        high = R::Combine(high, mid);
+        mid = R::Identity();
+      }
+    }
+    acc[0] = R::Combine(acc[0], R::Combine(high, mid));
+  }
+  return i;
 }
 
 }  // namespace kps
