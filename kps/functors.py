@@ -113,6 +113,10 @@ class ReduceOp:
     (`long long`; NumPy: `numpy_lift(x, i)` with an int64 array): its place in the C-order
     flattening of the reduced axes, the same on every kernel path (argmax: kps/arg.py).
 
+    `exact=True` says `combine` never rounds (it selects one of its arguments: max, min): its folds
+    keep the plain order, with no short-chain levels (kps/include/kps/chains.cuh). Integer, bool and
+    state accumulators never take the levels, exact or not.
+
     `heavy=True` (a state op only) says one element's merge is long: an exp (logsumexp), a value and
     an int64 index (the arg-reductions). Over columns, such an op runs out of warps before it runs
     out of memory bandwidth, so ReduceOuter keeps more of them resident (kernels/policy.py,
@@ -130,6 +134,7 @@ class ReduceOp:
     numpy_lift: Optional[Callable] = None
     indexed: bool = False
     heavy: bool = False
+    exact: bool = False
 
     def __post_init__(self):
         _check_name(self.name)
@@ -250,8 +255,8 @@ def _highest(dt: np.dtype):
 # max/min propagate NaN: a NaN on either side wins (NumPy's maximum/minimum).
 ADD = ReduceOp("add", "a + b", lambda dt: 0, np.add, _accumulate_sum)
 MUL = ReduceOp("mul", "a * b", lambda dt: 1, np.multiply, _accumulate_wide)
-MAX = ReduceOp("max", "(a > b || a != a) ? a : b", _lowest, np.maximum, _accumulate_same, empty_ok=False)
-MIN = ReduceOp("min", "(a < b || a != a) ? a : b", _highest, np.minimum, _accumulate_same, empty_ok=False)
+MAX = ReduceOp("max", "(a > b || a != a) ? a : b", _lowest, np.maximum, _accumulate_same, empty_ok=False, exact=True)
+MIN = ReduceOp("min", "(a < b || a != a) ? a : b", _highest, np.minimum, _accumulate_same, empty_ok=False, exact=True)
 LOGICAL_AND = ReduceOp("logical_and", "a && b", lambda dt: True, np.logical_and, _accumulate_bool)
 LOGICAL_OR = ReduceOp("logical_or", "a || b", lambda dt: False, np.logical_or, _accumulate_bool)
 
@@ -338,6 +343,7 @@ class Functors:
             reduce = (
                 f"struct {self.reduce_struct} {{\n"
                 f"  typedef {acc} acc_t;\n"
+                f"  enum {{ kExact = {int(self.op.exact)} }};\n"
                 f"  __device__ static acc_t Identity() {{ return {identity}; }}\n"
                 f"  __device__ static acc_t Combine(acc_t a, acc_t b) {{ return {self.op.combine}; }}\n"
                 f"}};\n"
@@ -390,6 +396,7 @@ class Functors:
             f"  typedef {state} acc_t;\n"
             f"  typedef {value} value_t;\n"
             f"  typedef {dtypes.cuda_type(dtypes.real_dtype(self.value_dtype))} real_t;\n"
+            f"  enum {{ kExact = {int(self.op.exact)} }};\n"
             f"  __device__ static acc_t Identity() {{ acc_t a; {init} return a; }}\n"
             f"  __device__ static acc_t Combine(acc_t a, acc_t b) {{ {_body(self.op.combine)} }}\n"
             f"  __device__ static acc_t Lift(value_t x, long long i) {{ {_body(self.op.lift)} }}\n"

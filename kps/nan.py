@@ -38,6 +38,7 @@ def _nan_extreme(name: str, greater: bool) -> ReduceOp:
         numpy=np.fmax if greater else np.fmin,
         accumulate=_accumulate_same,
         empty_ok=False,
+        exact=True,
     )
 
 

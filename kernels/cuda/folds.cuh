@@ -1,6 +1,6 @@
 // Folds of one thread over runs of global memory, shared by ReduceInner and ReduceStaged: strided
 // elements, contiguous runs read with 16-byte loads, and runs found by an index calculator. Each
-// keeps its chains of rounding combines short (kps::FoldSteps, kps/chains.cuh).
+// keeps its chains of rounding combines short (kps::Levels, kps/chains.cuh).
 #pragma once
 
 #include "kps/primitives.cuh"
@@ -11,19 +11,22 @@ namespace kernels {
 // NY elements per lane in flight. Element i is number `pos + i * pos_stride` of the reduced range.
 // Short: keep the chains short (kps/chains.cuh); a run's head and tail, under 16 bytes, need not.
 template <class R, class Tr, typename Tin, int NY, int LANES, typename IndexT,
-          bool Short = kps::kShortChains<typename R::acc_t, Tin>>
+          bool Short = kps::kShortChains<R, Tin>>
 __device__ __forceinline__ void FoldStrided(typename R::acc_t (&acc)[1], kps::Ptr<Tin> src, IndexT len,
                                             IndexT stride, int lane, long long pos, long long pos_stride) {
   using Acc = typename R::acc_t;
   constexpr IndexT kStep = static_cast<IndexT>(LANES) * NY;
   Tin raw[NY];
-  const IndexT limit = len >= kStep ? len - kStep + 1 : 0;
-  const auto step = [&](Acc(&low)[1], IndexT i) {
-    kps::ReadData<Tin, 1, NY, false>(raw, src + (i + lane) * stride, 0, LANES * stride, 1, NY);
-    const auto index = kps::AffineIndex<NY>(pos + static_cast<long long>(i + lane) * pos_stride, LANES * pos_stride, 0);
-    kps::ReduceUnary<R, Tr, Tin, 1, NY, 1, false>(low, raw, 1, NY, index);
-  };
-  const IndexT i = kps::FoldSteps<R, Short>(acc, IndexT(0), limit, kStep, step);
+  kps::Levels<R, 1, Short> levels;
+  IndexT i = 0;
+  do {
+    for (const IndexT stop = levels.Stop(i, len, kStep); i + kStep <= stop; i += kStep) {
+      kps::ReadData<Tin, 1, NY, false>(raw, src + (i + lane) * stride, 0, LANES * stride, 1, NY);
+      const auto index = kps::AffineIndex<NY>(pos + static_cast<long long>(i + lane) * pos_stride, LANES * pos_stride, 0);
+      kps::ReduceUnary<R, Tr, Tin, 1, NY, 1, false>(acc, raw, 1, NY, index);
+    }
+  } while (levels.Next(acc, i + kStep <= len));
+  levels.Total(acc);
   if (i + lane < len) {
     const int num_y = static_cast<int>((len - i - lane + LANES - 1) / LANES);
     kps::ReadData<Tin, 1, NY, true>(raw, src + (i + lane) * stride, 0, LANES * stride, 1, num_y);
@@ -51,15 +54,18 @@ __device__ __forceinline__ void FoldContiguous(typename R::acc_t (&acc)[1], kps:
   Acc cols[kCols];
   kps::Init(cols, R::Identity());
   Tin raw[VEC * NY];
-  const IndexT limit = num_vec >= kStep ? num_vec - kStep + 1 : 0;
-  const auto step = [&](Acc(&low)[kCols], IndexT v) {
-    kps::ReadDataVecLanes<Tin, VEC, NY, LANES, SharedLanes, InputShift, false>(raw, body + (v + lane) * VEC,
-                                                                               LANES * VEC, NY, NY);
-    const auto index = kps::AffineIndex<NY>(pos + static_cast<long long>(head + (v + lane) * VEC) * pos_stride,
-                                            LANES * VEC * pos_stride, pos_stride);
-    kps::ReduceUnary<R, Tr, Tin, VEC, NY, kCols, false>(low, raw, VEC, NY, index);
-  };
-  const IndexT v = kps::FoldSteps<R, kps::kShortChains<Acc, Tin>>(cols, IndexT(0), limit, kStep, step);
+  kps::LevelsFor<R, Tin, kCols> levels;
+  IndexT v = 0;
+  do {
+    for (const IndexT stop = levels.Stop(v, num_vec, kStep); v + kStep <= stop; v += kStep) {
+      kps::ReadDataVecLanes<Tin, VEC, NY, LANES, SharedLanes, InputShift, false>(raw, body + (v + lane) * VEC,
+                                                                                 LANES * VEC, NY, NY);
+      const auto index = kps::AffineIndex<NY>(pos + static_cast<long long>(head + (v + lane) * VEC) * pos_stride,
+                                              LANES * VEC * pos_stride, pos_stride);
+      kps::ReduceUnary<R, Tr, Tin, VEC, NY, kCols, false>(cols, raw, VEC, NY, index);
+    }
+  } while (levels.Next(cols, v + kStep <= num_vec));
+  levels.Total(cols);
   // The last, partial step; every lane of the group where its lanes share loads (their shuffles).
   if (SharedLanes ? v < num_vec : v + lane < num_vec) {
     const IndexT left = num_vec - v;  // vectors of the step, lanes 0, 1, ... reading one each in turn
@@ -93,14 +99,17 @@ __device__ __forceinline__ void FoldRuns(typename R::acc_t (&acc)[1], kps::Ptr<T
   Acc cols[kCols];
   kps::Init(cols, R::Identity());
   Tin raw[VEC * NY];
-  const IndexT limit = end > static_cast<IndexT>((NY - 1) * LANES) ? end - static_cast<IndexT>((NY - 1) * LANES) : 0;
-  const auto step = [&](Acc(&low)[kCols], IndexT i) {
-    auto index = kps::AffineIndex<NY>(pos, 0, pos_x);
-    kps::ReadDataReduce<Tin, VEC, NY, false, (VEC > 1)>(raw, index, src, runs, i, static_cast<IndexT>(LANES), 1, VEC,
-                                                        NY);
-    kps::ReduceUnary<R, Tr, Tin, VEC, NY, kCols, false>(low, raw, VEC, NY, index);
-  };
-  const IndexT i = kps::FoldSteps<R, kps::kShortChains<Acc, Tin>>(cols, begin + lane, limit, kStep, step);
+  kps::LevelsFor<R, Tin, kCols> levels;
+  IndexT i = begin + lane;
+  do {
+    for (const IndexT stop = levels.Stop(i, end, kStep); i + (NY - 1) * LANES < stop; i += kStep) {
+      auto index = kps::AffineIndex<NY>(pos, 0, pos_x);
+      kps::ReadDataReduce<Tin, VEC, NY, false, (VEC > 1)>(raw, index, src, runs, i, static_cast<IndexT>(LANES), 1,
+                                                          VEC, NY);
+      kps::ReduceUnary<R, Tr, Tin, VEC, NY, kCols, false>(cols, raw, VEC, NY, index);
+    }
+  } while (levels.Next(cols, i + (NY - 1) * LANES < end));
+  levels.Total(cols);
   if (i < end) {
     const int num_y = static_cast<int>((end - i + LANES - 1) / LANES);
     auto index = kps::AffineIndex<NY>(pos, 0, pos_x);

@@ -49,20 +49,24 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceInner(const InnerPara
         FoldRuns<R, Tr, Tin, VEC, NY, LANES>(acc, x + in_off, p.red, seg_begin * vecs, seg_end * vecs, lane,
                                              p.index_offset, p.inner_index_stride);
       } else {
-        const auto segment = [&](Acc(&low)[1], IndexT seg) {  // one step of FoldSteps (kps/chains.cuh)
-          long long seg_off, seg_pos;
-          p.red.Get(seg, seg_off, seg_pos);
-          const kps::Ptr<Tin> run = x + in_off + seg_off + in_begin * p.inner_stride;
-          const long long pos = p.index_offset + seg_pos + static_cast<long long>(in_begin) * p.inner_index_stride;
-          if constexpr (VEC > 1) {
-            FoldContiguous<R, Tr, Tin, VEC, NY, LANES, SharedLanes, InputShift, IndexT>(
-                low, run, in_end - in_begin, lane, pos, p.inner_index_stride);
-          } else {
-            FoldStrided<R, Tr, Tin, NY, LANES, IndexT>(low, run, in_end - in_begin, p.inner_stride, lane, pos,
-                                                       p.inner_index_stride);
+        kps::LevelsFor<R, Tin, 1> levels;  // a segment a step
+        IndexT seg = seg_begin;
+        do {
+          for (const IndexT stop = levels.Stop(seg, seg_end, IndexT(1)); seg < stop; ++seg) {
+            long long seg_off, seg_pos;
+            p.red.Get(seg, seg_off, seg_pos);
+            const kps::Ptr<Tin> run = x + in_off + seg_off + in_begin * p.inner_stride;
+            const long long pos = p.index_offset + seg_pos + static_cast<long long>(in_begin) * p.inner_index_stride;
+            if constexpr (VEC > 1) {
+              FoldContiguous<R, Tr, Tin, VEC, NY, LANES, SharedLanes, InputShift, IndexT>(
+                  acc, run, in_end - in_begin, lane, pos, p.inner_index_stride);
+            } else {
+              FoldStrided<R, Tr, Tin, NY, LANES, IndexT>(acc, run, in_end - in_begin, p.inner_stride, lane, pos,
+                                                         p.inner_index_stride);
+            }
           }
-        };
-        kps::FoldSteps<R, kps::kShortChains<Acc, Tin>>(acc, seg_begin, seg_end, IndexT(1), segment);
+        } while (levels.Next(acc, seg < seg_end));
+        levels.Total(acc);
       }
     }
     acc[0] = kps::BlockReduce<R, LANES, BLOCK>(acc[0], smem);

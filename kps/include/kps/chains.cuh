@@ -4,7 +4,7 @@
 //   - a tile of NX x NY elements is folded pairwise along y (ReducePairwise): log2(NY) deep;
 //   - a fold's running accumulators (its "low" level) take at most kCarrySteps tiles; then they go
 //     into a middle level and start again from the identity; the middle level takes at most
-//     kCarrySteps of those before it goes into a high level. FoldSteps does this for the steps of one
+//     kCarrySteps of those before it goes into a high level. Levels does this for the steps of one
 //     output (its N accumulators folded pairwise into one middle value: fewer registers), Carry for
 //     N outputs side by side (a column tile's columns, a span's slots).
 //
@@ -40,12 +40,13 @@ struct Rounds<complex<T>> {  // (kps/complex.cuh)
   static constexpr bool value = true;
 };
 
-// Whether a fold of Tin elements into Acc keeps its chains short: where the accumulator rounds and
-// is no wider than the element. A wider one (float32 summed in float64, 16-bit floats in float32)
+// Whether a fold of Tin elements by R keeps its chains short: where R's combine may round (not a
+// selection: R::kExact, kps/functors.py), its accumulator rounds and is no wider than the element. A wider one (float32 summed in float64, 16-bit floats in float32)
 // rounds 2^-29 or more below the element's own precision, so no chain a thread folds is long
 // enough to show in the result; its folds keep the plain order and the registers it saves.
-template <typename Acc, typename Tin>
-inline constexpr bool kShortChains = Rounds<Acc>::value && sizeof(Acc) <= sizeof(Tin);
+template <class R, typename Tin>
+inline constexpr bool kShortChains =
+    !R::kExact && Rounds<typename R::acc_t>::value && sizeof(typename R::acc_t) <= sizeof(Tin);
 
 // Tiles a level takes before it is carried into the next (a power of two).
 constexpr unsigned kCarrySteps = 16;
@@ -100,7 +101,7 @@ struct Carry<R, N, false> {
 // The carry of a fold of Tin elements into N accumulators of R: one that carries where its chains
 // must stay short (kShortChains), else none.
 template <class R, typename Tin, int N>
-using CarryFor = Carry<R, N, kShortChains<typename R::acc_t, Tin>>;
+using CarryFor = Carry<R, N, kShortChains<R, Tin>>;
 
 // Fold a tile of NY rows of NX into NX accumulators: rows pairwise (row y with row y + ceil(W / 2)
 // while W rows are left), then the one row left into acc. The tile is overwritten. W is a template
@@ -125,39 +126,59 @@ __device__ __forceinline__ void ReducePairwise(typename R::acc_t (&acc)[NX], typ
   for (int x = 0; x < NX; ++x) acc[x] = R::Combine(acc[x], tile[x]);
 }
 
-// Fold steps i = first, first + step, ... while i < limit, fold(low, i) folding step i into N
-// accumulators of one output, and return the first step not folded. Short: in rounds of kCarrySteps
-// steps into fresh accumulators, each round folded pairwise into one middle value, kCarrySteps
-// middle values into a high one, the levels added to acc[0] at the end. Else one plain loop into acc.
-// (Rounds as nested loops and one-value levels take fewer registers than Carry's per-step counter
-// and N-wide levels: docs/tuning.md.)
-template <class R, bool Short, int N, typename IndexT, class Fold>
-__device__ __forceinline__ IndexT FoldSteps(typename R::acc_t (&acc)[N], IndexT first, IndexT limit, IndexT step,
-                                            Fold fold) {
+// The middle and high levels of a fold of one output into N running accumulators (the caller's
+// array is the low level), carried in rounds: the fold's own loop, unchanged, runs inside
+//
+//   do {
+//     for (const IndexT stop = levels.Stop(i, end, step); <the loop's test against stop>; i += step) ...
+//   } while (levels.Next(low, <steps left>));
+//   levels.Total(low);
+//
+// Short: a round takes at most kCarrySteps steps; Next folds the low level pairwise into one middle
+// value and starts it again from the identity, every kCarrySteps middle values go into a high one,
+// and Total adds the levels to low[0]. Not short: Stop is the loop's own end and Next is false, so
+// the loop compiles as it was written (the same PTX). One value a level, and a test a round rather
+// than a counter a step, take fewer registers than Carry's N-wide ones (docs/tuning.md).
+template <class R, int N, bool Short>
+struct Levels {
   using Acc = typename R::acc_t;
-  IndexT i = first;
-  if constexpr (!Short) {
-    for (; i < limit; i += step) fold(acc, i);
-  } else {
-    Acc mid = R::Identity(), high = R::Identity();
-    unsigned rounds = 0;
+  Acc mid = R::Identity(), high = R::Identity();
+  unsigned count = 0;
+
+  // Where this round's loop stops: kCarrySteps steps after i, or the fold's end.
+  template <typename IndexT>
+  __device__ __forceinline__ IndexT Stop(IndexT i, IndexT end, IndexT step) const {
     const IndexT span = step * static_cast<IndexT>(kCarrySteps);
-    while (i < limit) {
-      Acc low[N];
-#pragma unroll
-      for (int x = 0; x < N; ++x) low[x] = R::Identity();
-      const IndexT stop = limit - i > span ? i + span : limit;
-      for (; i < stop; i += step) fold(low, i);
-      FoldRowsPairwise<R, 1, N>(low);
-      mid = R::Combine(mid, low[0]);
-      if (++rounds % kCarrySteps == 0) {
-        high = R::Combine(high, mid);
-        mid = R::Identity();
-      }
-    }
-    acc[0] = R::Combine(acc[0], R::Combine(high, mid));
+    return i < end && end - i > span ? i + span : end;
   }
-  return i;
-}
+
+  __device__ __forceinline__ bool Next(Acc (&low)[N], bool more) {
+    FoldRowsPairwise<R, 1, N>(low);
+    mid = R::Combine(mid, low[0]);
+#pragma unroll
+    for (int x = 0; x < N; ++x) low[x] = R::Identity();
+    if (++count % kCarrySteps == 0) {
+      high = R::Combine(high, mid);
+      mid = R::Identity();
+    }
+    return more;
+  }
+
+  __device__ __forceinline__ void Total(Acc (&low)[N]) { low[0] = R::Combine(low[0], R::Combine(high, mid)); }
+};
+
+template <class R, int N>
+struct Levels<R, N, false> {
+  template <typename IndexT>
+  __device__ __forceinline__ IndexT Stop(IndexT, IndexT end, IndexT) const {
+    return end;
+  }
+  __device__ __forceinline__ bool Next(typename R::acc_t (&)[N], bool) { return false; }
+  __device__ __forceinline__ void Total(typename R::acc_t (&)[N]) {}
+};
+
+// The levels of a fold of Tin elements into N accumulators of R (short where kShortChains).
+template <class R, typename Tin, int N>
+using LevelsFor = Levels<R, N, kShortChains<R, Tin>>;
 
 }  // namespace kps

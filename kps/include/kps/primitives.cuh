@@ -12,7 +12,8 @@
 // index, which arg-reductions lift with the value); reductions that ignore it compile it away.
 //
 // Functor interface (generated from the Python descriptors in kps/functors.py):
-//   reduce    R:  typedef acc_t; static acc_t Identity(); static acc_t Combine(acc_t, acc_t)
+//   reduce    R:  typedef acc_t; enum { kExact } (1: combine never rounds, kps/chains.cuh);
+//                 static acc_t Identity(); static acc_t Combine(acc_t, acc_t)
 //   transform Tr: typedef arg_t, res_t; static res_t Apply(arg_t)
 //   state ops (several fields) also: typedef value_t; static acc_t Lift(value_t, long long index)
 //   epilogue  Ep: typedef out_t; static out_t Apply(acc_t, long long count)
@@ -372,7 +373,7 @@ __device__ __forceinline__ void ReduceUnary(typename R::acc_t (&acc)[COLS], cons
   } else {
     Acc tile[NX * NY];
     ElementwiseUnary<Acc, T, NX, NY, Tr, IsBoundary>(tile, src, num_x, num_y, R::Identity(), index);
-    if constexpr (kShortChains<Acc, T>) {
+    if constexpr (kShortChains<R, T>) {
       ReducePairwise<R, COLS, NX * NY / COLS>(acc, tile);  // (kps/chains.cuh)
     } else {
       Reduce<R, COLS, NX * NY / COLS>(acc, tile);
