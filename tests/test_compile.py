@@ -135,10 +135,12 @@ def _compile_in_parallel(fn, jobs) -> list:
         return list(pool.map(fn, jobs))
 
 
-#: One program of each kind the kernels are instantiated for: a scalar sum, a struct state with the
-#: element's index, a 1-byte `any` (words, word columns), several inputs, and the widest state (complex
+#: One program of each kind the kernels are instantiated for: a scalar sum (float32, in float64), one
+#: whose folds keep their chains short (float64: kps/chains.cuh), a struct state with the element's
+#: index, a 1-byte `any` (words, word columns), several inputs, and the widest state (complex
 #: Welford's 64 bytes: complex128 sums beside real counts).
-REGIMES = [(kps.ADD, kps.IDENTITY, kps.NONE, ("float32",)), (kps.ARGMAX, kps.IDENTITY, kps.INDEX, ("float32",)),
+REGIMES = [(kps.ADD, kps.IDENTITY, kps.NONE, ("float32",)), (kps.ADD, kps.IDENTITY, kps.NONE, ("float64",)),
+           (kps.ARGMAX, kps.IDENTITY, kps.INDEX, ("float32",)),
            (kps.LOGICAL_OR, kps.IDENTITY, kps.NONE, ("bool",)), (kps.ADD, ROSENBROCK, kps.NONE, ("float32", "float32")),
            (kps.WELFORD, kps.IDENTITY, kps.variance(1), ("complex64",))]
 
@@ -280,3 +282,14 @@ def test_compile_error_names_the_functor_line():
         kps.compile_program(source.program(f), [source.kernel_name(cfg, f)], "sm_90", [source.INCLUDE_DIR],
                             optimise=False)
     assert "x +* 2" in str(err.value) and "error" in str(err.value)
+
+
+def test_selections_are_exact_and_sums_are_not():
+    """A selection never rounds (`ReduceOp(exact=True)`), so its float folds keep the plain order;
+    the kernels read it from the generated struct (kps::kShortChains)."""
+    from kps import nan
+
+    assert all(op.exact for op in (kps.MAX, kps.MIN, nan.NANMAX, nan.NANMIN))
+    assert not any(op.exact for op in (kps.ADD, kps.MUL, kps.WELFORD))
+    rendered = {op.name: kps.resolve(op, kps.IDENTITY, kps.NONE, np.dtype(np.float64)).render() for op in (kps.MAX, kps.ADD)}
+    assert "enum { kExact = 1 };" in rendered["max"] and "enum { kExact = 0 };" in rendered["add"]
