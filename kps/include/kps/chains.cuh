@@ -41,9 +41,10 @@ struct Rounds<complex<T>> {  // (kps/complex.cuh)
 };
 
 // Whether a fold of Tin elements by R keeps its chains short: where R's combine may round (not a
-// selection: R::kExact, kps/functors.py), its accumulator rounds and is no wider than the element. A wider one (float32 summed in float64, 16-bit floats in float32)
-// rounds 2^-29 or more below the element's own precision, so no chain a thread folds is long
-// enough to show in the result; its folds keep the plain order and the registers it saves.
+// selection: R::kExact, kps/functors.py), and its accumulator rounds and is no wider than the
+// element. A wider one (float32 summed in float64, 16-bit floats in float32) rounds 2^-29 or more
+// below the element's own precision, so no chain a thread folds is long enough to show in the
+// result; its folds keep the plain order and the registers it saves.
 template <class R, typename Tin>
 inline constexpr bool kShortChains =
     !R::kExact && Rounds<typename R::acc_t>::value && sizeof(typename R::acc_t) <= sizeof(Tin);
