@@ -22,7 +22,8 @@ __device__ __forceinline__ void FoldStrided(typename R::acc_t (&acc)[1], kps::Pt
   do {
     for (const IndexT stop = levels.Stop(i, len, kStep); i + kStep <= stop; i += kStep) {
       kps::ReadData<Tin, 1, NY, false>(raw, src + (i + lane) * stride, 0, LANES * stride, 1, NY);
-      const auto index = kps::AffineIndex<NY>(pos + static_cast<long long>(i + lane) * pos_stride, LANES * pos_stride, 0);
+      const auto index =
+          kps::AffineIndex<NY>(pos + static_cast<long long>(i + lane) * pos_stride, LANES * pos_stride, 0);
       kps::ReduceUnary<R, Tr, Tin, 1, NY, 1, false>(acc, raw, 1, NY, index);
     }
   } while (levels.Next(acc, i + kStep <= len));
