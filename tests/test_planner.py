@@ -78,6 +78,19 @@ def test_short_rows_and_narrow_columns_get_few_lanes():
     assert plan((1 << 24, 16), (0,)).lanes == 4  # 4 threads x 4 floats cover the 16 columns
 
 
+def test_rows_of_fewer_vectors_than_a_step_take_fewer_rows_in_flight():
+    """ReduceInner's tile has no more rows than a lane has vectors of its row (rounded up to a power
+    of two): the rows past it would never be loaded, only held in registers."""
+    def ny(shape, itemsize):
+        return config.plan(shape, (shape[1], 1), (1,), (1,), itemsize, itemsize, 132, acc_itemsize=8).ny
+
+    assert ny((1 << 20, 4), 8) == 2  # 2 vectors of 2 float64
+    assert ny((1 << 20, 2), 16) == 2  # 2 complex128
+    assert ny((1 << 20, 8), 4) == 2  # 2 vectors of 4 float32
+    assert ny((1 << 20, 8), 8) == 4  # 4 vectors: a whole step
+    assert ny((1 << 16, 4096), 4) == policy.MAX_TILE_ROWS
+
+
 def test_split_only_when_outputs_cannot_fill_the_gpu():
     assert plan((65536, 4096), (1,)).num_splits == 1
     assert plan((16, 1 << 24), (1,)).num_splits > 1

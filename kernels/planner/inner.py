@@ -108,6 +108,8 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) 
     if flat and rows.vectors >= tuning.FLAT_RUN_MAX_STEPS * lanes * ny:
         flat = False
         lanes, row_blocks = rows.group(rows.vectors, ny)
+    if not flat:  # rows of fewer vectors than a step: no more rows in flight than a lane has (registers)
+        ny = min(ny, pow2_at_least(ceil(rows.vectors, lanes)))
     shared_lanes, split_target = False, budget.split_target(sm_count, tuning)
     if traits.inputs_off_grid and vec > 1 and not flat:
         shared_ny = min(ny, tuning.INPUTS_TILE_ROWS)
