@@ -40,6 +40,8 @@ def test_the_dask_bench_runs_on_cpu_workers(capsys):
     assert bench.main(["--dask", "--dask-gb", "0.02"]) == 0
     out = capsys.readouterr().out
     assert "no GPU" in out and "0 wrong results" in out and out.count("column sum") == 2
+    spread = [line for line in out.splitlines() if line.startswith("blocks a worker on 2:")]
+    assert len(spread) == 1 and sum(map(int, spread[0].split(":")[1].split(","))) == 4  # 4 blocks in all
 
 
 def kill_a_busy_worker(client, wait: float, within: float) -> str:

@@ -8,7 +8,8 @@ Time is the wall clock of `.compute()`, generation included (the same for both);
 the array's bytes / time / GPUs. The same reduction of each block cut to one element is timed too
 (`gen s`: generation, scheduling and the merge, next to no reduction): the reduction's own ("net")
 GB/s per GPU is the bytes over the time beyond it, set beside one GPU's figure on one in-memory
-block of the same size.
+block of the same size. A line per GPU count gives the blocks each GPU reduced in one more compute
+of the sum (dask's task stream): an uneven spread costs scaling a whole block at a time.
 
 Sizing (`plan`): blocks of about an eighth of one GPU's memory (a power of two of GB: 8 GB on an
 80 GB card, 16 GB on a 141 GB one), since each task costs the scheduler and the worker a few ms
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import time
 import math
+from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Tuple
 
@@ -125,9 +127,24 @@ def plan(devices: int, device_bytes: int, total_gb: Optional[float] = None, bloc
     return Plan(counts, blocks * block, block)
 
 
+def blocks_per_worker(compute: Callable[[], object]) -> List[int]:
+    """How many of a graph's block tasks (its most numerous kind: one a block) each worker ran in
+    one `compute()`, most first: the spread the scheduler gave the blocks (dask's task stream)."""
+    import distributed
+
+    def name(key) -> str:
+        return (key[0] if isinstance(key, tuple) else str(key)).rsplit("-", 1)[0]
+
+    with distributed.get_task_stream() as stream:
+        compute()
+    block = Counter(name(t["key"]) for t in stream.data).most_common(1)[0][0]
+    return sorted(Counter(t["worker"] for t in stream.data if name(t["key"]) == block).values(), reverse=True)
+
+
 def run(p: Plan, gpu: bool, repeat: int = 2) -> List[dict]:
     """One row per (GPUs, reduction, implementation): the best of `repeat` wall times; the two
-    implementations' results are checked against each other."""
+    implementations' results are checked against each other. The sum's rows also hold the blocks
+    each worker reduced in one more, untimed compute (`blocks_per_worker`)."""
     import distributed
 
     rows = []
@@ -135,13 +152,14 @@ def run(p: Plan, gpu: bool, repeat: int = 2) -> List[dict]:
         with _cluster(workers, gpu) as cluster, distributed.Client(cluster):
             d = array(p.total_bytes, p.block_bytes, gpu)
             corners = d.map_blocks(_corner, chunks=((1,) * d.numblocks[0], (1,) * d.numblocks[1]))
+            spread = blocks_per_worker(lambda: REDUCTIONS["sum"][0](d).compute())
             for name, (ours, theirs) in REDUCTIONS.items():
                 generation = min(_time(lambda: ours(corners).compute()) for _ in range(repeat))
                 results = {}
                 for impl, fn in (("ours", ours), ("dask", theirs)):
                     seconds = min(_time(lambda: results.__setitem__(impl, fn(d).compute())) for _ in range(repeat))
                     rows.append({"workers": workers, "op": name, "impl": impl, "s": seconds, "GB": d.nbytes / 1e9,
-                                 "generation_s": generation})
+                                 "generation_s": generation, "blocks_per_worker": spread if name == "sum" else None})
                 rows[-1]["ok"] = rows[-2]["ok"] = _agree(results["ours"], results["dask"], d.nbytes)
     return rows
 
@@ -190,6 +208,8 @@ def table(rows: List[dict], gpu: bool) -> str:
                      f"{_fmt(ours['scaling'], '.2f', 8, 'x')}{theirs['s'] / ours['s']:>8.2f}x{ours['GBps_per_worker']:>12.4g}"
                      f"{ours['generation_s']:>8.3f}{_fmt(ours['net_GBps_per_worker'], '.4g', 16)}"
                      f"{_fmt(ours.get('net_pct_of_alone'), '.0f', 8, '%')}  {'yes' if ours['ok'] else 'NO'}")
+    lines += [f"blocks a {unit} on {r['workers']}: {', '.join(map(str, r['blocks_per_worker']))}"
+              for r in rows[::2] if r.get("blocks_per_worker") and r["workers"] > 1]
     lines.append(f"(scaling: one {unit}'s time over this one's; gen s: the same reduction of each block cut to one "
                  f"element; net GB/s per {unit}: the bytes over the time beyond it; % alone: of one in-memory block's)")
     return "\n".join(lines)
