@@ -131,14 +131,12 @@ def blocks_per_worker(compute: Callable[[], object]) -> List[int]:
     """How many of a graph's block tasks (its most numerous kind: one a block) each worker ran in
     one `compute()`, most first: the spread the scheduler gave the blocks (dask's task stream)."""
     import distributed
-
-    def name(key) -> str:
-        return (key[0] if isinstance(key, tuple) else str(key)).rsplit("-", 1)[0]
+    from dask.utils import key_split
 
     with distributed.get_task_stream() as stream:
         compute()
-    block = Counter(name(t["key"]) for t in stream.data).most_common(1)[0][0]
-    return sorted(Counter(t["worker"] for t in stream.data if name(t["key"]) == block).values(), reverse=True)
+    block = Counter(key_split(t["key"]) for t in stream.data).most_common(1)[0][0]
+    return sorted(Counter(t["worker"] for t in stream.data if key_split(t["key"]) == block).values(), reverse=True)
 
 
 def run(p: Plan, gpu: bool, repeat: int = 2) -> List[dict]:
