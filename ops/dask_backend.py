@@ -8,14 +8,15 @@ Three steps, as `dask.array.reduction` runs them:
 3. the epilogue runs once per output on the total, with the whole reduction's count.
 So a user's functor, with or without a state, needs no extra code. Blocks of NumPy arrays run the
 NumPy backend; blocks of CuPy arrays run the GPU kernels, which hand back each output's raw state as
-the bits of its fields (kps/raw.py): an int64 CuPy array with one more last axis, a field an entry,
-which stays on the GPU, so no block waits for the host and the next block's work queues behind it
+the bits of its fields (kps/raw.py): an int64 array with one more last axis, a field an entry. The
+bits are copied to the host behind the block's kernels, and the task returns without waiting for
+them (`_HostBits`), so no block waits for the host and the next block's work queues behind it
 (copied to the host block by block, one task's synchronisation each, the GPU sat idle between the
 worker's tasks: 170 GB summed in 2.40 s against dask's own 1.35 s on the H100). A block's task
 returns once the block before it is reduced (`_pace`), so a worker's host runs at most one block
-ahead of its GPU and dask's scheduler spreads the blocks evenly over the GPUs. The first merge
-copies a group of them to the host, where merging and the epilogue run as for NumPy blocks; the
-results come back as CuPy arrays. Importing `ops` does not import dask: this module is imported when
+ahead of its GPU and dask's scheduler spreads the blocks evenly over the GPUs. Merging and the
+epilogue run on the host as for NumPy blocks, in as few merges as `MERGE_FAN_IN` allows; the results
+come back as CuPy arrays. Importing `ops` does not import dask: this module is imported when
 a dask array arrives.
 """
 from __future__ import annotations
@@ -55,10 +56,20 @@ def check_blocks(x) -> None:
 
 
 #: Blocks' states merged at once, at most (dask's `split_every`, over all reduced axes together):
-#: each merge of CuPy blocks copies them to the host, a wait for the GPU, so few wide merges keep
-#: the GPU's queue full (with dask's default, 40 blocks summed took 20 copies to the host and 2.3 ms
-#: a block against 0.6 for dask's own sum: H200, dask's synchronous scheduler).
+#: a merge of CuPy blocks' states waits for their GPUs (and another worker's states travel to it),
+#: so few wide merges keep the GPUs' queues full (with dask's default, 40 blocks summed took 20
+#: merges and 2.3 ms a block against 0.6 for dask's own sum: H200, dask's synchronous scheduler).
 MERGE_FAN_IN = 1024
+
+
+def _fan_in(numblocks, axes) -> dict:
+    """Dask's `split_every` for a reduction over `axes`: `MERGE_FAN_IN` shared among the reduced
+    axes with more than one block (an axis of one block merges nothing; shared over all of them, a
+    whole sum of a column of 34 blocks merged 32 of them in the middle of the run, a wait for a
+    GPU and a transfer while the blocks were still being reduced)."""
+    split = [a for a in axes if numblocks[a] > 1]
+    fan_in = max(2, int(MERGE_FAN_IN ** (1 / max(1, len(split))) + 1e-9))
+    return {a: fan_in if a in split else 2 for a in axes}
 
 
 def run(call: Call, x):
@@ -79,7 +90,7 @@ def reduce(x, axes, keepdims: bool, f: Functors):
     if gpu:  # the states' bits, a last axis of fields (see the module's docstring)
         state_dtype, state_ndim = np.dtype(np.int64), x.ndim + 1
         states = x.map_blocks(_BlockBits(f, axes=axes, red_shape=red_shape), chunks=chunks + ((raw.fields(f),),),
-                              new_axis=x.ndim, dtype=state_dtype, meta=_cupy().empty((0,) * state_ndim, state_dtype))
+                              new_axis=x.ndim, dtype=state_dtype, meta=np.empty((0,) * state_ndim, state_dtype))
     else:
         state_dtype, state_ndim = f.acc_dtype, x.ndim
         states = x.map_blocks(_BlockStates(f, axes=axes, red_shape=red_shape), chunks=chunks, dtype=state_dtype,
@@ -87,9 +98,8 @@ def reduce(x, axes, keepdims: bool, f: Functors):
     # the reduced axes stay (length 1) until the epilogue has run: dask's reduction has no meta of
     # its own for a structured dtype
     merge = _Merge(f, gpu=gpu)
-    fan_in = max(2, int(MERGE_FAN_IN ** (1 / max(1, len(axes)))))
     total = da.reduction(states, _keep, merge, axis=axes, keepdims=True, dtype=state_dtype, combine=merge,
-                         split_every={a: fan_in for a in axes}, concatenate=True,
+                         split_every=_fan_in(states.numblocks, axes), concatenate=not gpu,
                          meta=np.empty((0,) * state_ndim, dtype=state_dtype))
     out_dtype = np.dtype(f.out_dtype)
     drop = () if keepdims else axes
@@ -146,22 +156,54 @@ def _global_index(local, local_shape, axes, red_shape, block_info, xp=np):
 
 
 class _BlockBits(_Step):
-    """A CuPy block's states as the bits of their fields (kps/raw.py), on the GPU: the kernels with
-    the raw epilogue, an arg-reduction's indices placed in the whole range there too."""
+    """A CuPy block's states as the bits of their fields (kps/raw.py): the kernels with the raw
+    epilogue, an arg-reduction's indices placed in the whole range there too, and the bits on their
+    way to the host (`_HostBits`)."""
 
     def __call__(self, block, block_info=None):
         cupy, f, axes = _cupy(), self.f, self.axes
         if not block.size:  # nothing to read: the identity states, from the NumPy twin
-            return cupy.asarray(raw.bits(_block_states(block.get(), axes, f, self.red_shape, block_info), f))
-        result = gpu_backend.run(_block_call(raw.functors(f), axes, block.shape), block)
-        bits = cupy.stack(result, axis=-1) if isinstance(result, tuple) else result[..., None]
-        if f.op.indexed and axes:
-            k = f.acc_dtype.names.index("i")
-            bits[..., k] = _global_index(bits[..., k], [block.shape[a] for a in axes], axes, self.red_shape,
-                                         block_info, cupy)
+            return raw.bits(_block_states(block.get(), axes, f, self.red_shape, block_info), f)
         with cupy.cuda.Device(block.data.device_id):  # (the block's GPU, whatever this thread's current one)
+            result = gpu_backend.run(_block_call(raw.functors(f), axes, block.shape), block)
+            bits = cupy.stack(result, axis=-1) if isinstance(result, tuple) else result[..., None]
+            if f.op.indexed and axes:
+                k = f.acc_dtype.names.index("i")
+                bits[..., k] = _global_index(bits[..., k], [block.shape[a] for a in axes], axes, self.red_shape,
+                                             block_info, cupy)
+            host = _HostBits(bits, cupy)
             _pace(cupy)
-        return bits
+        return host
+
+
+class _HostBits:
+    """A block's state bits copied to (pinned) host memory behind the block's kernels, without
+    waiting for them: `array()` waits for the copy. Pickled (sent to another worker), it is the
+    NumPy array. (Merged as CuPy arrays, the states of another worker's blocks came over one by
+    one, a GPU synchronisation and a host round trip each: 28 ms for 17 blocks at the end of a sum
+    on two H200s, where merging takes 2 ms.)"""
+
+    __slots__ = ("_host", "_event")
+
+    def __init__(self, bits, cupy):
+        import cupyx
+
+        self._host = cupyx.empty_pinned(bits.shape, bits.dtype)
+        bits.get(out=self._host, blocking=False)
+        self._event = cupy.cuda.Event(block=False, disable_timing=True)
+        self._event.record()
+
+    def array(self) -> np.ndarray:
+        self._event.synchronize()
+        return self._host
+
+    def __reduce__(self):
+        return np.array, (self.array(),)
+
+
+def _on_host(states):
+    """A NumPy array of `states`: `_HostBits`, a NumPy array, or a CuPy one."""
+    return states.array() if type(states) is _HostBits else to_numpy(states)
 
 
 def _block_call(f: Functors, axes, shape) -> Call:
@@ -198,14 +240,24 @@ def _keep(states, axis, keepdims):
 
 class _Merge(_Step):
     """Merge accumulators over `axis` (the NumPy twin's combine); with `gpu`, of the bits of CuPy
-    blocks' states (or of earlier merges), copied to the host here, and back to bits."""
+    blocks' states (or of earlier merges): dask hands them over unjoined, as nested lists a level a
+    reduced axis (each block's `_HostBits` waited for here), and they go back to bits."""
 
     def __call__(self, states, axis, keepdims=True, computing_meta=False):
         if computing_meta:  # dask asks for the result's type on an empty array
             return np.empty((0,) * states.ndim, dtype=states.dtype)
         if not self.gpu:
             return numpy_backend.merge_states(states, axis, self.f)
-        return raw.bits(numpy_backend.merge_states(raw.state(to_numpy(states), self.f), axis, self.f), self.f)
+        if isinstance(states, list):
+            from dask.array.core import _concatenate2
+
+            states = _concatenate2(_nested(_on_host, states), axes=sorted(axis))
+        return raw.bits(numpy_backend.merge_states(raw.state(_on_host(states), self.f), axis, self.f), self.f)
+
+
+def _nested(fn, lists):
+    """`fn` applied to each leaf of nested lists, the nesting kept."""
+    return [_nested(fn, x) for x in lists] if isinstance(lists, list) else fn(lists)
 
 
 class _Finish(_Step):

@@ -61,3 +61,16 @@ def test_merging_bits_is_merging_the_accumulators(op, epilogue):
     merged = dask_backend._Merge(f, gpu=True)(raw.bits(acc, f), (0,))
     expect = numpy_backend.merge_states(acc, (0,), f)
     assert np.array_equal(merged, raw.bits(expect, f))
+
+
+@pytest.mark.parametrize("op,epilogue", SPECS[:3], ids=lambda s: s.name)
+def test_bits_handed_over_unjoined_merge_as_joined(op, epilogue):
+    """Dask hands CuPy blocks' bits to a merge as nested lists, a level a reduced axis (they are not
+    joined on a GPU first): the merge joins them on the host, the same as merging them joined."""
+    f = kps.resolve(op, kps.IDENTITY, epilogue, np.dtype("float32"))
+    x = np.random.default_rng(7).standard_normal((4, 6, 8)).astype(np.float32)
+    acc = numpy_backend.block_states(x, (2,), f, np.arange(8, dtype=np.int64) if op.indexed else None)
+    bits = raw.bits(acc, f)
+    nested = [[bits[i:i + 2, j:j + 3] for j in (0, 3)] for i in (0, 2)]  # 2 x 2 blocks over axes 0 and 1
+    merge = dask_backend._Merge(f, gpu=True)
+    assert np.array_equal(merge(nested, (0, 1)), merge(bits, (0, 1)))
