@@ -243,16 +243,17 @@ def accuracy_section(entries) -> List[str]:
 
 
 def dask_section(entries) -> List[str]:
-    """One row per (workers, op): ours and dask's own seconds, scaling over one worker, GB/s per
-    worker end to end, and the net GB/s per worker (in % of one in-memory block's)."""
-    out = ["| GPUs | op | ours s | dask's own s | scaling | vs dask | GB/s per GPU | net GB/s per GPU | ok |",
-           "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    """A table per file, one row per (workers, op): ours and dask's own seconds, scaling over one
+    worker, GB/s per worker end to end, the net GB/s per worker (in % of one in-memory block's), and
+the blocks each worker reduced in our best run."""
+    out = []
     for name, data in entries:
         rows = data.get("rows", []) if isinstance(data, dict) else data
         plan = data.get("plan", {}) if isinstance(data, dict) else {}
-        if plan:
-            out.insert(0, f"From `{name}`: {plan.get('total_bytes', 0) / 1e9:.0f} GB in {plan.get('blocks')} blocks of "
-                          f"{plan.get('block_bytes', 0) / 2**30:g} GiB.\n")
+        out.append(f"From `{name}`" + (f": {plan.get('total_bytes', 0) / 1e9:.0f} GB in {plan.get('blocks')} blocks of "
+                                       f"{plan.get('block_bytes', 0) / 2**30:g} GiB." if plan else ".") + "\n")
+        out += ["| GPUs | op | ours s | dask's own s | scaling | vs dask | GB/s per GPU | net GB/s per GPU | blocks a GPU | ok |",
+                "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |"]
         for ours, theirs in zip(rows[::2], rows[1::2]):
             pct = ours.get("net_pct_of_alone")
             net = _fmt(ours.get("net_GBps_per_worker"), ".0f") + (f" ({pct:.0f}%)" if pct is not None else "")
@@ -260,8 +261,10 @@ def dask_section(entries) -> List[str]:
             out.append(f"| {ours.get('workers')} | {ours.get('op')} | {_fmt(ours.get('s'), '.3f')}"
                        f" | {_fmt(theirs.get('s'), '.3f')} | {_fmt(ours.get('scaling'), '.2f')}x"
                        f" | {theirs['s'] / ours['s']:.2f}x | {_fmt(ours.get('GBps_per_worker'), '.0f')} | {net}"
+                       f" | {'/'.join(map(str, ours.get('blocks_per_worker') or ())) or '-'}"
                        f" | {'' if ok is None else ('yes' if ok else 'NO')} |")
-    return out + [""]
+        out.append("")
+    return out
 
 
 def load_asv(folder: Path) -> Tuple[List[dict], List[str]]:

@@ -20,7 +20,7 @@ distributed = pytest.importorskip("distributed")
 @pytest.mark.parametrize("devices,device_bytes", [(1, 80 * 10**9), (2, 80 * 10**9), (3, 80 * 10**9), (4, 150 * 10**9), (6, 24 * 10**9)])
 def test_the_dask_bench_sizes_its_run_to_the_gpus(devices, device_bytes):
     """Blocks of the largest power of two of GiB within an eighth of a GPU's memory (at least 1 GiB),
-    of whole rows; a number of blocks every GPU count of the run divides; an array of about twice
+    of whole rows; a number of blocks every GPU count of the run divides; an array of about four times
     the memory of all the GPUs of the largest row; rows for 1, 2, 4 GPUs and all of them."""
     from ops.bench import dask_bench
 
@@ -31,17 +31,21 @@ def test_the_dask_bench_sizes_its_run_to_the_gpus(devices, device_bytes):
     assert p.block_bytes % (4 * dask_bench.COLUMNS) == 0
     assert all(p.blocks % n == 0 for n in p.worker_counts)
     every = math.lcm(*p.worker_counts) * p.block_bytes
-    assert abs(p.total_bytes - 2 * device_bytes * p.worker_counts[-1]) <= every / 2 + 1
+    assert abs(p.total_bytes - 4 * device_bytes * p.worker_counts[-1]) <= every / 2 + 1
 
 
 def test_the_dask_bench_runs_on_cpu_workers(capsys):
     from ops import bench
+    from ops.bench import dask_bench
 
     assert bench.main(["--dask", "--dask-gb", "0.02"]) == 0
     out = capsys.readouterr().out
-    assert "no GPU" in out and "0 wrong results" in out and out.count("column sum") == 2
-    spread = [line for line in out.splitlines() if line.startswith("blocks a worker on 2:")]
-    assert len(spread) == 1 and sum(map(int, spread[0].split(":")[1].split(","))) == 4  # 4 blocks in all
+    assert "no GPU" in out and "0 wrong results" in out and sum(line.split()[1:3] == ["column", "sum"] for line in out.splitlines()) == 2
+    spread = [line for line in out.splitlines() if line.startswith("blocks a worker on 2, best run:")]
+    assert len(spread) == 1
+    per_op = dict(part.rsplit(" ", 1) for part in spread[0].split(":")[1].strip().split(", "))
+    assert sorted(per_op) == sorted(dask_bench.REDUCTIONS)
+    assert all(sum(map(int, blocks.split("/"))) == 4 for blocks in per_op.values())  # 4 blocks in all, each op
 
 
 def kill_a_busy_worker(client, wait: float, within: float) -> str:

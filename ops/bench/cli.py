@@ -46,7 +46,7 @@ def _parse(argv):
                    help="dask arrays bigger than the GPUs' memory, generated block by block, on 1, 2 and 4 GPUs "
                         "(dask-cuda's LocalCUDACluster), against dask's own reductions (without a GPU: NumPy blocks "
                         "on CPU worker processes, scaled down)")
-    p.add_argument("--dask-gb", type=float, help="--dask: the array's size in GB (default: twice the memory of "
+    p.add_argument("--dask-gb", type=float, help="--dask: the array's size in GB (default: four times the memory of "
                                                  "all the GPUs of the largest row; 1 GB without a GPU)")
     p.add_argument("--dask-block-gb", type=float, help="--dask: a block's size in GiB (default: about an eighth of one "
                                                        "GPU's memory, a power of two; 1/16 without a GPU)")
@@ -118,7 +118,7 @@ def main_dask(args) -> int:
         total = args.dask_gb or 1
         p = dask_bench.plan(2, 0, total, args.dask_block_gb or min(1 / 16, total / 4))
         print(f"no GPU: NumPy blocks on CPU worker processes, {p.describe('worker')}", flush=True)
-    rows = dask_bench.run(p, gpu, repeat=2)  # the first run warms the workers up
+    rows = dask_bench.run(p, gpu)
     alone = dask_bench.in_memory(p.block_bytes) if gpu else None
     dask_bench.derive(rows, alone)
     print(dask_bench.table(rows, gpu))

@@ -8,14 +8,16 @@ Time is the wall clock of `.compute()`, generation included (the same for both);
 the array's bytes / time / GPUs. The same reduction of each block cut to one element is timed too
 (`gen s`: generation, scheduling and the merge, next to no reduction): the reduction's own ("net")
 GB/s per GPU is the bytes over the time beyond it, set beside one GPU's figure on one in-memory
-block of the same size. A line per GPU count gives the blocks each GPU reduced in one more compute
-of the sum (dask's task stream): an uneven spread costs scaling a whole block at a time.
+block of the same size. A line per GPU count gives the blocks each GPU reduced in each op's best run (dask's task
+stream): an uneven spread costs scaling a whole block at a time.
 
 Sizing (`plan`): blocks of about an eighth of one GPU's memory (a power of two of GB: 8 GB on an
 80 GB card, 16 GB on a 141 GB one), since each task costs the scheduler and the worker a few ms
 whatever its size (1 GB blocks: 2.15 s for 300 GB on one H200, 16 GB blocks: 0.45 s); a number of
 blocks that every GPU count of the run divides, so no GPU waits on another's last block; and an
-array of twice the memory of all the GPUs of the largest row, so it never fits on them.
+array of four times the memory of all the GPUs of the largest row: it never fits on them, and each
+GPU's share outweighs what a `compute()` costs whatever its size (the graph sent, the last block's
+merge, the result back: 40-45 ms on two H200s, 2026-11-28, a tenth of a share of twice the memory).
 """
 from __future__ import annotations
 
@@ -121,28 +123,36 @@ def plan(devices: int, device_bytes: int, total_gb: Optional[float] = None, bloc
     counts = tuple(n for n in (1, 2, 4) if n <= devices) + ((devices,) if devices not in (1, 2, 4) else ())
     block = int(block_gb * 2**30) if block_gb else max(1 << 30, 1 << (device_bytes // 8).bit_length() - 1)
     block -= block % (4 * COLUMNS)  # whole rows
-    total = int(total_gb * 1e9) if total_gb else 2 * device_bytes * counts[-1]
+    total = int(total_gb * 1e9) if total_gb else 4 * device_bytes * counts[-1]
     every = math.lcm(*counts)
     blocks = max(every, round(total / block / every) * every)
     return Plan(counts, blocks * block, block)
 
 
-def blocks_per_worker(compute: Callable[[], object]) -> List[int]:
-    """How many of a graph's block tasks (its most numerous kind: one a block) each worker ran in
-    one `compute()`, most first: the spread the scheduler gave the blocks (dask's task stream)."""
-    import distributed
+def _block_spread(stream: List[dict]) -> List[int]:
+    """How many of a graph's block tasks (its most numerous kind: one a block) each worker ran, most
+    first, from dask's task stream of one `compute()`: the spread the scheduler gave the blocks."""
     from dask.utils import key_split
 
+    block = Counter(key_split(t["key"]) for t in stream).most_common(1)[0][0]
+    return sorted(Counter(t["worker"] for t in stream if key_split(t["key"]) == block).values(), reverse=True)
+
+
+def _timed(compute: Callable[[], object]) -> Tuple[float, List[int]]:
+    """The wall time of one `compute()` and its blocks' spread over the workers (the scheduler's
+    task stream, which it records anyway)."""
+    import distributed
+
     with distributed.get_task_stream() as stream:
-        compute()
-    block = Counter(key_split(t["key"]) for t in stream.data).most_common(1)[0][0]
-    return sorted(Counter(t["worker"] for t in stream.data if key_split(t["key"]) == block).values(), reverse=True)
+        seconds = _time(compute)
+    return seconds, _block_spread(stream.data)
 
 
-def run(p: Plan, gpu: bool, repeat: int = 2) -> List[dict]:
-    """One row per (GPUs, reduction, implementation): the best of `repeat` wall times; the two
-    implementations' results are checked against each other. The sum's rows also hold the blocks
-    each worker reduced in one more, untimed compute (`blocks_per_worker`)."""
+def run(p: Plan, gpu: bool, repeat: int = 3) -> List[dict]:
+    """One row per (GPUs, reduction, implementation): the best of `repeat` wall times, after one
+    untimed compute that warms the workers up; the two implementations' results are checked against
+    each other. Our rows hold the blocks each worker reduced in their best run (`blocks_per_worker`):
+    an uneven spread costs scaling a whole block at a time."""
     import distributed
 
     rows = []
@@ -150,14 +160,15 @@ def run(p: Plan, gpu: bool, repeat: int = 2) -> List[dict]:
         with _cluster(workers, gpu) as cluster, distributed.Client(cluster):
             d = array(p.total_bytes, p.block_bytes, gpu)
             corners = d.map_blocks(_corner, chunks=((1,) * d.numblocks[0], (1,) * d.numblocks[1]))
-            spread = blocks_per_worker(lambda: REDUCTIONS["sum"][0](d).compute())
+            REDUCTIONS["sum"][0](d).compute()
             for name, (ours, theirs) in REDUCTIONS.items():
                 generation = min(_time(lambda: ours(corners).compute()) for _ in range(repeat))
                 results = {}
                 for impl, fn in (("ours", ours), ("dask", theirs)):
-                    seconds = min(_time(lambda: results.__setitem__(impl, fn(d).compute())) for _ in range(repeat))
+                    seconds, spread = min(_timed(lambda: results.__setitem__(impl, fn(d).compute()))
+                                          for _ in range(repeat))
                     rows.append({"workers": workers, "op": name, "impl": impl, "s": seconds, "GB": d.nbytes / 1e9,
-                                 "generation_s": generation, "blocks_per_worker": spread if name == "sum" else None})
+                                 "generation_s": generation, "blocks_per_worker": spread})
                 rows[-1]["ok"] = rows[-2]["ok"] = _agree(results["ours"], results["dask"], d.nbytes)
     return rows
 
@@ -206,8 +217,9 @@ def table(rows: List[dict], gpu: bool) -> str:
                      f"{_fmt(ours['scaling'], '.2f', 8, 'x')}{theirs['s'] / ours['s']:>8.2f}x{ours['GBps_per_worker']:>12.4g}"
                      f"{ours['generation_s']:>8.3f}{_fmt(ours['net_GBps_per_worker'], '.4g', 16)}"
                      f"{_fmt(ours.get('net_pct_of_alone'), '.0f', 8, '%')}  {'yes' if ours['ok'] else 'NO'}")
-    lines += [f"blocks a {unit} on {r['workers']}: {', '.join(map(str, r['blocks_per_worker']))}"
-              for r in rows[::2] if r.get("blocks_per_worker") and r["workers"] > 1]
+    for workers in sorted({r["workers"] for r in rows if r["workers"] > 1}):
+        spreads = [f"{r['op']} {'/'.join(map(str, r['blocks_per_worker']))}" for r in rows[::2] if r["workers"] == workers]
+        lines.append(f"blocks a {unit} on {workers}, best run: {', '.join(spreads)}")
     lines.append(f"(scaling: one {unit}'s time over this one's; gen s: the same reduction of each block cut to one "
                  f"element; net GB/s per {unit}: the bytes over the time beyond it; % alone: of one in-memory block's)")
     return "\n".join(lines)
