@@ -25,23 +25,17 @@ def program(functors: Functors) -> str:
 
 
 def plan_functors(cfg: ReduceConfig, functors: Functors) -> Functors:
-    """The functors a plan's kernel runs: the reduction's own, or their twins over uint32 words
-    where the plan reads bytes four at a time (`words`, a staged span's `word_folds` or
-    `byte_rows`) or reads and writes four kept columns a word (`word_columns`, or `shifted_words`
-    from rows off the word grid)."""
-    if cfg.words or (cfg.stage is not None and (cfg.stage.word_folds or cfg.stage.byte_rows)):
-        return kps.word_functors(functors)
-    if cfg.word_columns or cfg.shifted_words or (cfg.stage is not None and cfg.stage.word_columns):
-        return kps.word_columns(functors)
-    return functors
+    """The functors a plan's kernel runs (`ReduceConfig.functor_words`): the reduction's own, or
+    their twins over uint32 words where the plan reads bytes four at a time, or reads and writes
+    four kept columns a word."""
+    view = cfg.functor_words
+    return kps.word_functors(functors) if view == "words" else kps.word_columns(functors) if view else functors
 
 
 def reads_bytes(cfg: ReduceConfig) -> bool:
-    """Whether the plan's kernel reads a 1-byte input as bytes while its functors fold words (a
-    staged span's `word_folds`, `word_columns` or `byte_rows`; ReduceOuter's `shifted_words`): its
-    input type is bytes, and every offset of the plan counts bytes."""
-    st = cfg.stage
-    return bool(cfg.shifted_words) or (st is not None and bool(st.word_folds or st.word_columns or st.byte_rows))
+    """Whether the plan's kernel reads a 1-byte input as bytes while its functors fold words
+    (`ReduceConfig.reads_bytes`)."""
+    return cfg.reads_bytes
 
 
 def kernel_name(cfg: ReduceConfig, functors: Functors) -> str:

@@ -109,7 +109,8 @@ def _names(functors: kps.Functors):
             cfg = config.plan(shape, strides, axes, out_strides, itemsize, 1, 132, word_columns=True,
                               acc_itemsize=functors.acc_dtype.itemsize)
             # (odd ones staged, or wide ones read from the words around them)
-            if cfg.word_columns or cfg.shifted_words or (cfg.stage is not None and cfg.stage.word_columns):
+            if cfg.word_columns or (cfg.kernel == "outer" and cfg.shifted_words) or (
+                    cfg.kernel == "staged" and cfg.stage.word_columns):
                 f = source.plan_functors(cfg, functors)
                 names.setdefault(f, set()).add(source.kernel_name(cfg, f))
     return names

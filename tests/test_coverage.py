@@ -122,7 +122,8 @@ def test_plans_of_several_inputs_read_every_element_once(view, data):
                          vector_loads=vectors, inputs=2, inputs_off_grid=data.draw(st.booleans(), label="off_grid"))
     assert cfg.kernel != "staged"
     if not vectors:
-        assert not cfg.words and not cfg.vec_in and not cfg.flat_runs and (cfg.kernel == "outer" or cfg.vec == 1)
+        assert not cfg.words and (cfg.vec == 1 if cfg.kernel == "inner" else not cfg.vec_in)
+        assert not (cfg.kernel == "inner" and cfg.flat_runs)
 
 
 # Hand-picked cases for each regime: short rows, long rows split per chunk, split by segments,
@@ -161,7 +162,7 @@ def test_columns_of_few_rows_read_every_element_once(shape):
     for itemsize in (2, 4):  # Welford's 32-byte state: 2 columns a thread, more rows in flight
         cfg = check_coverage(np.empty(shape, f"u{itemsize}"), (0,), list(range(len(shape) - 1)), 132, 0,
                              policy, state=True, acc_itemsize=32)
-        if cfg.vec_in:  # (rows off the 16-byte grid take a column a thread, MISALIGNED_COL_TILE_ROWS rows)
+        if cfg.kernel == "outer" and cfg.vec_in:  # (rows off the 16-byte grid take a column a thread, MISALIGNED_COL_TILE_ROWS rows)
             assert cfg.vec * cfg.ny * itemsize >= min(policy.STATE_COL_TILE_BYTES, cfg.vec * itemsize * shape[0])
     scalar = config.plan((16, 5000), (5000, 1), (0,), (1,), 4, 4, 132)
     state = config.plan((16, 5000), (5000, 1), (0,), (1,), 4, 4, 132, acc_itemsize=16, state=True)
@@ -216,7 +217,7 @@ def test_flat_runs_coverage(shape, axes, itemsize):
     for sm_count, tuning in ((1, policy), (132, policy), (1, SMALL), (132, SMALL)):
         for indexed in (False, True):
             cfg = check_coverage(view, axes, list(range(len(shape) - len(axes))), sm_count, 0, tuning, indexed)
-            seen.add((cfg.flat_runs, cfg.num_splits > 1, indexed))
+            seen.add((cfg.kernel == "inner" and cfg.flat_runs, cfg.num_splits > 1, indexed))
     assert any(flat and index for flat, _, index in seen), seen
 
 
@@ -235,8 +236,7 @@ def check_words_coverage(view: np.ndarray, axes, sm_count: int, misalign: int, t
         assert _bytes_of_words(replay.reads) == _offsets(view.shape, strides), cfg
         writes = _bytes_of_words(replay.writes) if cfg.word_columns else replay.writes
         assert writes == _offsets(out.shape, list(out.strides)), cfg
-    elif cfg.shifted_words or cfg.stage is not None and (cfg.stage.word_folds or cfg.stage.word_columns
-                                                         or cfg.stage.byte_rows):
+    elif cfg.reads_bytes:  # (ReduceOuter's shifted words; a staged span's word folds, word columns or byte rows)
         replay = Replay(cfg, 1, misalign).run()
         assert replay.reads == _offsets(view.shape, strides), cfg
         assert replay.writes == _offsets(out.shape, list(out.strides)), cfg
@@ -259,7 +259,7 @@ def test_odd_word_columns_read_every_byte_once(width):
         for sm_count, tuning in ((1, policy), (132, policy), (1, SMALL), (132, SMALL)):
             for misalign in (0, 1, 3, 6, 15):
                 cfg = check_words_coverage(view, (0,), sm_count, misalign, tuning)
-                if cfg.stage is not None and cfg.stage.word_columns:
+                if cfg.kernel == "staged" and cfg.stage.word_columns:
                     seen.add(cfg.num_splits > 1)
     assert bool(seen) == (width != 513), (width, seen)
 
@@ -279,9 +279,9 @@ def test_shifted_word_columns_read_every_byte_once(width):
             for sm_count, tuning in ((1, policy), (132, policy), (1, SMALL), (132, SMALL)):
                 for misalign in (0, 1, 2, 3):
                     cfg = check_words_coverage(view, axes, sm_count, misalign, tuning)
-                    if cfg.shifted_words:
+                    if cfg.kernel == "outer" and cfg.shifted_words:
                         seen.add(cfg.num_splits > 1)
-                        assert cfg.kernel == "outer" and cfg.shifted_words == width, cfg
+                        assert cfg.shifted_words == width, cfg
     assert seen >= ({True} if width < policy.SHIFTED_WORD_COLUMNS_MIN else {False, True}), seen
 
 
@@ -336,7 +336,7 @@ def test_word_folds_hand_picked(shape, axes, folds):
         for sm_count, tuning in ((1, policy), (132, policy), (1, SMALL), (132, SMALL)):
             cfg = check_words_coverage(view, axes, sm_count, misalign, tuning)
             if tuning is SMALL and not cfg.words:  # (the policy's spans are too big for these shapes)
-                st = cfg.stage
+                st = cfg.stage if cfg.kernel == "staged" else None
                 assert (st is not None and (st.word_folds or st.byte_rows > 0)) == folds, cfg
 
 
@@ -354,7 +354,7 @@ def test_byte_rows_read_every_byte_once(width):
             for sm_count, tuning in ((1, policy), (132, policy), (1, SMALL), (132, SMALL)):
                 for misalign in (0, 1, 8):
                     cfg = check_words_coverage(view, axes, sm_count, misalign, tuning)
-                    if cfg.stage is not None and cfg.stage.byte_rows:
+                    if cfg.kernel == "staged" and cfg.stage.byte_rows:
                         assert misalign == 0 and (view.ndim == 2 or (rows + 1) * width % 16 == 0), cfg
                         seen.add(cfg.stage.rows < cfg.stage.rows_total)
     assert seen == {False, True}, seen
@@ -381,8 +381,9 @@ def test_small_tuning_reaches_every_regime(shape, axes, how):
         assert cfg.grid[0] * (cfg.block // cfg.lanes) < cfg.num_out and cfg.num_splits == 1
     else:
         assert cfg.num_splits > 1
-        assert {"chunks": cfg.chunks > 1, "segments": cfg.chunks == 1 and cfg.kernel == "inner",
-                "rows": cfg.kernel == "outer", "stages": cfg.kernel == "staged"}[how]
+        split_by = "chunks" if cfg.kernel == "inner" and cfg.chunks > 1 else {"inner": "segments", "outer": "rows",
+                                                                               "staged": "stages"}[cfg.kernel]
+        assert split_by == how, cfg
 
 
 @pytest.mark.parametrize("lanes,ny", [(32, 2), (32, 4), (64, 2), (256, 2), (256, 4)])

@@ -125,7 +125,7 @@ def test_flat_runs(op, dtype, shape, axes, rng):
     kept = [n for i, n in enumerate(shape) if i not in axes]
     cfg = config.plan(shape, strides, axes, [int(np.prod(kept[i + 1:])) for i in range(len(kept))],
                       dtype.itemsize, 8, 132)
-    assert cfg.flat_runs
+    assert cfg.kernel == "inner" and cfg.flat_runs
     x = data(shape, dtype, op, rng)
     if op == "prod":  # up to 65536 factors per output: signs only, so no product leaves float16's range
         x = np.where(rng.random(shape) < 0.5, -1, 1).astype(dtype)
@@ -282,7 +282,8 @@ def test_wide_columns_off_the_word_grid(op, dtype, width, rng):
         for shift in (0, 1, 2, 3):
             xd = cp.empty(x.size + shift, dtype=dtype)[shift:].reshape(x.shape)
             xd[...] = cp.asarray(x)
-            assert bool(_plan_bytes(xd, (0,)).shifted_words) == (width % 4 != 0 or shift != 0), (width, shift)
+            cfg = _plan_bytes(xd, (0,))
+            assert (cfg.kernel == "outer" and bool(cfg.shifted_words)) == (width % 4 != 0 or shift != 0), (width, shift)
             check(op, run(op, xd, 0), x, 0)
             check(op, run(op, xd, 0, keepdims=True), x, 0, keepdims=True)
             check(op, run(op, xd[::-1], 0), x[::-1], 0)  # from the last row (an offset in bytes)
@@ -345,8 +346,8 @@ def test_one_byte_rows_folded_as_words(op, dtype, shape, axes, rng):
         x = _sparse_bytes(op, dtype, shape, rng)
         xd = cp.empty(x.size + shift, dtype=dtype)[shift:].reshape(shape)
         xd[...] = cp.asarray(x)
-        stage = _plan_bytes(xd, axes).stage
-        assert stage is not None and (stage.word_folds or stage.byte_rows) or _plan_bytes(xd, axes).words
+        cfg = _plan_bytes(xd, axes)
+        assert cfg.kernel == "staged" and (cfg.stage.word_folds or cfg.stage.byte_rows) or cfg.words
         check(op, run(op, xd, axes), x, axes)
         check(op, run(op, xd, axes, keepdims=True), x, axes, keepdims=True)
 

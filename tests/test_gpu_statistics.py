@@ -191,7 +191,7 @@ def test_a_split_combines_in_two_levels(dtype, shape):
     for op, ep in ((kps.ADD, kps.NONE), (kps.WELFORD, kps.variance(0)), (kps.ARGMAX, kps.INDEX)):
         f = kps.resolve(op, kps.IDENTITY, ep, dtype)
         cfg = dispatch.launch_for(xd, poisoned_like((shape[1],), f.out_dtype), (0,), False, f).cfg
-        two_levels += cfg.num_splits > cfg.split_group
+        two_levels += cfg.num_splits > cfg.combine_group
     assert two_levels >= 2, "the shapes no longer split in two levels: pick others"
     check("var", _run("var", xd, 0), x, 0)
     sums = cp.asnumpy(ops.reduce_sum(xd, axis=0))

@@ -47,7 +47,7 @@ def test_field_tables_name_the_struct_fields_in_order(kernel):
     assert cfg.kernel == kernel
     assert len(params.pack(cfg)) == params.POINTERS + sum(
         len(params.index_calc(d, cfg.index_bits)) for d in (cfg.kept, cfg.red_calc)) + (
-        sum(len(params.index_calc(d, 32)) for d in (cfg.stage.slots, cfg.stage.folds)) if cfg.stage else 0) + len(
+        sum(len(params.index_calc(d, 32)) for d in (cfg.stage.slots, cfg.stage.folds)) if kernel == "staged" else 0) + len(
         scalars) + params.LOOK_FIELDS + params.MORE_INPUTS
 
 

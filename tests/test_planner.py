@@ -59,6 +59,20 @@ def test_merge_contiguous_neighbours_only():
 def test_reduce_type(shape, axes, kind, reduce_type):
     cfg = plan(shape, axes)
     assert (cfg.kernel, cfg.reduce_type) == (kind, reduce_type)
+    assert type(cfg) is {"inner": planner.InnerPlan, "outer": planner.OuterPlan, "staged": planner.StagedPlan}[kind]
+
+
+def test_each_kernels_plan_holds_its_own_fields():
+    """What every launch has lives in ReduceConfig; a kernel's own fields only in its plan type (a
+    plan of one kernel carries none of another's, and reading one is an AttributeError)."""
+    own = {t: {f.name for f in dataclasses.fields(t)} for t in (planner.InnerPlan, planner.OuterPlan, planner.StagedPlan)}
+    common = set.intersection(*own.values())
+    assert common == {f.name for f in dataclasses.fields(planner.ReduceConfig)}
+    assert own[planner.StagedPlan] - common == {"stage", "split_group"}
+    assert {"flat_runs", "shared_lanes", "chunks"} <= own[planner.InnerPlan] - own[planner.OuterPlan]
+    assert {"shifted_words", "col_tiles", "vec_in"} <= own[planner.OuterPlan] - own[planner.InnerPlan]
+    with pytest.raises(AttributeError):
+        plan((4096, 1024), (0,)).stage  # noqa: B018 (a column sum: ReduceOuter)
 
 
 def test_transposed_input_needs_no_copy_and_merges():
@@ -295,7 +309,8 @@ def test_plan_invariants(shape, data):
     assert cfg.num_out * cfg.num_red == int(np.prod(shape))
     if cfg.num_splits > 1:  # split launches never grid-stride over outputs
         per_block = cfg.block // cfg.lanes if cfg.kernel == "inner" else 1
-        units = cfg.num_out if cfg.kernel == "inner" else cfg.num_tiles
+        # (the units a block column takes: outputs, column tiles, staged output tiles)
+        units = cfg.num_out if cfg.kernel == "inner" else cfg.num_tiles if cfg.kernel == "outer" else cfg.stage.num_tiles
         assert cfg.grid[0] * per_block >= units
 
 
@@ -479,8 +494,8 @@ def test_short_runs_side_by_side_within_their_bounds(itemsize, acc_itemsize):
     for width in range(1, 41):
         for rows in (20000, 1000, 77):
             cfg = plan((rows, width), (1,), itemsize=itemsize, acc_itemsize=acc_itemsize)
-            st = cfg.stage
-            if cfg.kernel != "staged" or not st.direct or cfg.lanes != cfg.block or len(st.folds) != 1:
+            st = cfg.stage if cfg.kernel == "staged" else None
+            if st is None or not st.direct or cfg.lanes != cfg.block or len(st.folds) != 1:
                 continue
             ny = cfg.ny
             assert ny & (ny - 1) == 0 and 1 <= ny <= policy.STAGE_DIRECT_ROWS
@@ -529,8 +544,8 @@ def test_few_slots_of_several_dim_folds_take_lanes_to_fill_the_block(itemsize):
         for state in (False, True):
             kw = dict(state=True, acc_itemsize=24) if state else {}
             cfg = plan(shape, axes, itemsize=itemsize, **kw)
-            st = cfg.stage
-            if cfg.kernel != "staged" or not st.direct:
+            st = cfg.stage if cfg.kernel == "staged" else None
+            if st is None or not st.direct:
                 continue
             lanes = cfg.block // cfg.lanes  # on one slot's folds
             several = len(st.folds) > 1 and not state
@@ -549,13 +564,19 @@ def test_inputs_off_the_grid_take_short_tiles_on_warp_groups(blocks_per_sm):
     and inputs on one grid, plan as before. A shift common to the inputs off the grid goes to the
     kernel only where its lanes share chunks; the rest of the plan is the one a shift read at run
     time gets."""
+    def shared(cfg):  # (only ReduceInner's lanes share chunks)
+        return cfg.kernel == "inner" and cfg.shared_lanes
+
+    def shift(cfg):
+        return cfg.input_shift if cfg.kernel == "inner" else 0
+
     def both(shape, strides, axes):
         kept = [n for i, n in enumerate(shape) if i not in axes]
         on, off, shifted = (config.plan(shape, strides, axes, c_strides(kept), 4, 4, 132, blocks_per_sm=blocks_per_sm,
                                         inputs=2, inputs_off_grid=o, inputs_shift=s)
                             for o, s in ((False, 0), (True, 0), (True, 12)))
-        assert shifted.input_shift == (12 if off.shared_lanes else 0) and off.input_shift == on.input_shift == 0
-        assert dataclasses.replace(shifted, input_shift=0) == off
+        assert shift(shifted) == (12 if shared(off) else 0) and shift(off) == shift(on) == 0
+        assert (dataclasses.replace(shifted, input_shift=0) if shifted.kernel == "inner" else shifted) == off
         return on, off
 
     for shape, strides, axes in [((89_999_999,), (1,), (0,)), ((8192, 4096), (4097, 1), (1,)),
@@ -571,4 +592,4 @@ def test_inputs_off_the_grid_take_short_tiles_on_warp_groups(blocks_per_sm):
         assert off.num_splits > on.num_splits
     on, off = both((1 << 20, 65), (66, 1), (1,))  # rows of 65: a group of 8 lanes
     assert off == on and off.lanes < policy.WARP_SIZE and not off.shared_lanes
-    assert not any(c.shared_lanes for c in both((1 << 16, 4096), c_strides((1 << 16, 4096)), (0,)))  # columns
+    assert not any(shared(c) for c in both((1 << 16, 4096), c_strides((1 << 16, 4096)), (0,)))  # columns

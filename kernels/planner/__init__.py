@@ -10,7 +10,8 @@ Pure Python (no CuPy), so every planning rule is unit-tested on a machine withou
 - staged.py, inner.py, outer.py: the three kernels' regimes (kernels/cuda/inner.cuh, outer.cuh, staged.cuh), each an
   `applies` / `plan` pair;
 - splits.py: splits across blocks and the combine rounds of their partials;
-- plans.py: `ReduceConfig` and `Stage`, what the launcher, source.py and params.py read;
+- plans.py: `ReduceConfig`, what every launch has, and each kernel's plan (`InnerPlan`, `OuterPlan`,
+  `StagedPlan` with its `Stage`), what the launcher, source.py and params.py read;
 - dims.py: `Dim`, `merge` and the integer helpers.
 
 Tuning constants live in kernels/policy.py (tests pass smaller ones to reach splits and tails with
@@ -23,7 +24,7 @@ from . import inner, outer, staged
 from .budget import Budget, lighter
 from .dims import INDEX32_LIMIT, Dim, merge
 from .layout import AxisError, Layout, alignment, normalize_axis, result_shape
-from .plans import ReduceConfig, Stage
+from .plans import InnerPlan, OuterPlan, ReduceConfig, Stage, StagedPlan
 from .traits import Traits
 from .words import reading
 
@@ -46,5 +47,5 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning=p
     raise AssertionError("ReduceInner or ReduceOuter applies to every layout")
 
 
-__all__ = ["INDEX32_LIMIT", "AxisError", "Budget", "Dim", "Layout", "REGIMES", "ReduceConfig", "Stage", "Traits",
-           "alignment", "lighter", "merge", "normalize_axis", "plan", "result_shape"]
+__all__ = ["INDEX32_LIMIT", "AxisError", "Budget", "Dim", "InnerPlan", "Layout", "OuterPlan", "REGIMES", "ReduceConfig",
+           "Stage", "StagedPlan", "Traits", "alignment", "lighter", "merge", "normalize_axis", "plan", "result_shape"]

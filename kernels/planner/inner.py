@@ -9,7 +9,7 @@ from typing import Tuple
 from .budget import Budget
 from .dims import aligned, ceil, index_bits, pow2_at_least, size_of
 from .layout import Layout
-from .plans import ReduceConfig
+from .plans import InnerPlan
 from .splits import choose_splits
 from .traits import Traits
 
@@ -94,7 +94,7 @@ class _Rows:
         return dict(num_splits=num_splits, segs_per_split=per, chunks=chunks, chunk_len=chunk_len)
 
 
-def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) -> ReduceConfig:
+def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) -> InnerPlan:
     """ReduceInner's launch. Short aligned runs are walked as one flat sequence of vectors (see
     FLAT_RUN_MAX_STEPS); groups of a warp or more share the chunks of inputs off the first one's grid
     between lanes, holding every input's loads of a tile at once: fewer rows a tile, more blocks."""
@@ -119,8 +119,8 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) 
             split_target = budget.split_target(sm_count, tuning, tuning.INPUTS_SPLIT_BLOCKS_PER_SM)
     split = rows.splits(lanes, ny, row_blocks, flat, split_target)
     num_out, num_splits = layout.num_out, split["num_splits"]
-    return ReduceConfig(
-        reduce_type=layout.reduce_type, kernel="inner", kept=layout.kept, red=segs, inner=inner,
+    return InnerPlan(
+        reduce_type=layout.reduce_type, kept=layout.kept, red=segs, inner=inner,
         index_bits=index_bits(layout.extent, layout.out_extent, num_out, layout.num_red, num_splits * num_out),
         vec=vec, ny=ny, lanes=lanes, grid=(min(row_blocks, tuning.MAX_GRID_X), num_splits),
         flat_runs=flat, words=layout.words, word_columns=layout.word_columns, shared_lanes=shared_lanes,

@@ -9,7 +9,7 @@ from typing import NamedTuple
 from .budget import Budget
 from .dims import aligned, ceil, index_bits, pow2_at_least, pow2_at_most, size_of
 from .layout import Layout
-from .plans import ReduceConfig
+from .plans import OuterPlan
 from .splits import choose_splits, split_group, wave_fill
 from .traits import Traits
 from .words import shifts_words
@@ -82,7 +82,7 @@ def _row_splits(num_tiles: int, step: int, num_red: int, resident: int, split_ta
     return (num_red if num_splits == 1 else rows_per_split), num_splits
 
 
-def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) -> ReduceConfig:
+def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) -> OuterPlan:
     """ReduceOuter's launch. A heavy state keeps HEAVY_COL_MIN_BLOCKS blocks resident (while the
     budget bounds it), and its splits fill whole waves of them: its resident blocks hide the
     combine's work."""
@@ -103,12 +103,12 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) 
     # a round of the combine: each row of threads' partial rows (kps::kPartialRows: one for a state,
     # else the tile's)
     group = split_group(num_splits, by * (1 if traits.state else ny), min(num_tiles, tuning.MAX_GRID_X), tuning)
-    return ReduceConfig(
-        reduce_type=layout.reduce_type, kernel="outer", kept=outer, red=cols.red, inner=inner,
+    return OuterPlan(
+        reduce_type=layout.reduce_type, kept=outer, red=cols.red, inner=inner,
         index_bits=index_bits(layout.extent, layout.out_extent, cols.num_out, num_red, num_splits * cols.num_out),
         vec=vec, ny=ny, lanes=bx, grid=(min(num_tiles, tuning.MAX_GRID_X), num_splits), num_splits=num_splits,
         rows_per_split=rows_per_split, col_tiles=col_tiles, num_tiles=num_tiles,
-        vec_in=vec_in, vec_out=vec_out, word_columns=cols.word_columns, shifted_words=cols.shifted_words,
+        vec_in=vec_in, vec_out=vec_out, words=False, word_columns=cols.word_columns, shifted_words=cols.shifted_words,
         min_blocks=tuning.HEAVY_COL_MIN_BLOCKS if heavy else 0, split_group=group,
         in_offset=cols.in_offset, num_out=cols.num_out, num_red=num_red, block=block, index_offset=cols.index_offset,
     )

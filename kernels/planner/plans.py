@@ -1,13 +1,16 @@
 """The plan types: what the planner hands the launcher, source.py and params.py.
 
-`ReduceConfig` is one launch of any of the three kernels; a staged launch also holds its `Stage`
-(the span ReduceStaged reads through shared memory). Field names are read by kernels/source.py
-(template arguments), kernels/params.py (the parameter struct), the launcher and tests/replay.py.
+`ReduceConfig` holds what every launch has (the output and reduced index calculators, the grid,
+the tile, the splits); each kernel's plan adds its own fields: `InnerPlan` (ReduceInner, a
+reduced run walked with vector loads), `OuterPlan` (ReduceOuter, kept columns sharing loads) and
+`StagedPlan` (ReduceStaged, whose span through shared memory is a `Stage`). Field names are read by
+kernels/source.py (template arguments), kernels/params.py (the parameter structs), the launcher
+and tests/replay.py.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import ClassVar, Tuple
 
 from .dims import Dim, ceil, size_of
 
@@ -69,61 +72,47 @@ class Stage:
 
 @dataclass(frozen=True)
 class ReduceConfig:
-    """A planned launch. `kept`/`red` are index-calculator dims (outermost first); `inner` is the
-    innermost run: the reduced dim walked with vector loads (inner kernel) or the kept dim whose
-    neighbouring outputs share loads (outer kernel)."""
+    """A planned launch, what every kernel's has. `kept`/`red` are index-calculator dims (outermost
+    first). `words`: a 1-byte input read as uint32 words (every size, stride and offset in words);
+    `word_columns`: the same, four kept columns a word, in and out (kps.word_columns). The fields
+    have no defaults, so that each kernel's plan can add fields of its own after them."""
 
+    kernel: ClassVar[str] = ""  # "inner" | "outer" | "staged": kernels/cuda/<kernel>.cuh
     reduce_type: str  # "full" | "last" | "higher" | "any"
-    kernel: str  # "inner" | "outer" | "staged"
     kept: Tuple[Dim, ...]
     red: Tuple[Dim, ...]
-    inner: Dim
     in_offset: int  # elements added to the input pointer (flipped reduced dims)
+    index_offset: int  # with index strides: the index of the element at in_offset (flipped dims)
     num_out: int
     num_red: int
     index_bits: int
-    vec: int  # elements per thread access along `inner` (the outer kernel's columns per thread)
     ny: int  # register-tile rows: loads in flight per thread
-    lanes: int  # inner: threads sharing one output; outer: threads side by side (BX)
+    lanes: int  # threads sharing one output (inner), side by side (outer: BX), folding one slot (staged)
     block: int
     grid: Tuple[int, int]
     num_splits: int
-    segs_per_split: int = 1  # inner kernel split: whole segments per block
-    chunks: int = 1  # inner kernel split: chunks per segment
-    chunk_len: int = 0
-    rows_per_split: int = 0  # outer kernel split
-    col_tiles: int = 1  # outer kernel: tiles of lanes * vec columns
-    num_tiles: int = 0
-    vec_in: bool = False  # outer kernel: 16-byte loads allowed (alignment checked here)
-    vec_out: bool = False  # outer kernel: vector stores allowed
-    flat_runs: bool = False  # inner kernel: the runs of an output walked as one sequence of vectors
-    words: bool = False  # a 1-byte input read as uint32 words (every size, stride and offset in words)
-    word_columns: bool = False  # the same, four kept columns a word, in and out (kps.word_columns)
-    shifted_words: int = 0  # outer kernel, 1-byte kept columns off the word grid read four a word: their bytes
-    stage: Optional[Stage] = None  # staged kernel: `kept` holds the output tiles, `red` the stages
-    index_offset: int = 0  # with index strides: the index of the element at in_offset (flipped dims)
-    min_blocks: int = 0  # inner and outer kernels: resident blocks per SM its registers must allow (0: no bound)
-    shared_lanes: bool = False  # inner kernel: lanes share the chunks of inputs off the first one's grid
-    input_shift: int = 0  # with shared_lanes: the bytes every input off the grid lies past it (0: read at run time)
-    split_group: int = 0  # outer and staged kernels' splits: splits per group of the combine (kps::GroupOfSplit)
+    words: bool
+    word_columns: bool
 
     @property
     def num_seg(self) -> int:
-        return size_of(self.red) if self.kernel == "inner" else 1
+        return 1
 
     @property
     def red_calc(self) -> Tuple[Dim, ...]:
-        """The dims of the kernel's reduced-index calculator: the segments, and with flat runs the
-        vectors of a run as one more, innermost dim (flat index = segment x vectors + vector)."""
-        if self.flat_runs:
-            return self.red + (Dim(self.inner.size // self.vec, self.vec, self.vec * self.inner.out_stride),)
+        """The dims of the kernel's reduced-index calculator."""
         return self.red
 
     @property
     def bounded(self) -> bool:
         """A launch bound on a state's tile (ReduceOuter for a heavy state, ReduceInner for any):
         the launcher checks what the bound spills (planner.lighter)."""
-        return self.kernel in ("inner", "outer") and self.min_blocks > 0
+        return False
+
+    @property
+    def combine_group(self) -> int:
+        """Splits per group of the split combine (kps::GroupOfSplit; 0: one level or no split)."""
+        return 0
 
     @property
     def counters(self) -> int:
@@ -131,14 +120,120 @@ class ReduceConfig:
         splits in each where the combine has two levels (0: no split)."""
         if self.num_splits == 1:
             return 0
-        groups = ceil(self.num_splits, self.split_group or self.num_splits)
+        groups = ceil(self.num_splits, self.combine_group or self.num_splits)
         return self.grid[0] * (1 + groups if groups > 1 else 1)
 
     @property
     def partial_count(self) -> int:
         """Accumulators in the split scratch buffer (0: no split)."""
-        if self.num_splits == 1:
-            return 0
-        if self.stage is not None:  # every slot of every tile, the last tile's unused ones too
-            return self.num_splits * self.stage.num_tiles * self.stage.num_slots
-        return self.num_splits * self.num_out
+        return 0 if self.num_splits == 1 else self.num_splits * self.num_out
+
+    @property
+    def reads_bytes(self) -> bool:
+        """The kernel reads a 1-byte input as bytes while its functors fold words: its input type
+        is bytes, and every offset of the plan counts bytes."""
+        return False
+
+    @property
+    def functor_words(self) -> str:
+        """The functors the kernel runs: "" the reduction's own, "words" their twins over uint32
+        words of four bytes, "word_columns" those reading and writing four kept columns a word."""
+        return "words" if self.words else "word_columns" if self.word_columns else ""
+
+
+@dataclass(frozen=True)
+class InnerPlan(ReduceConfig):
+    """ReduceInner (kernels/cuda/inner.cuh): `inner` is the innermost reduced run, walked with
+    `vec`-element vector loads by `lanes` threads an output; `red` the segments of an output."""
+
+    kernel: ClassVar[str] = "inner"
+    inner: Dim
+    vec: int  # elements per thread access along `inner`
+    min_blocks: int = 0  # resident blocks per SM its registers must allow (0: no bound)
+    segs_per_split: int = 1  # a split: whole segments per block
+    chunks: int = 1  # a split: chunks per segment
+    chunk_len: int = 0
+    flat_runs: bool = False  # the runs of an output walked as one sequence of vectors
+    shared_lanes: bool = False  # lanes share the chunks of inputs off the first one's grid
+    input_shift: int = 0  # with shared_lanes: the bytes every input off the grid lies past it (0: read at run time)
+
+    @property
+    def num_seg(self) -> int:
+        return size_of(self.red)
+
+    @property
+    def red_calc(self) -> Tuple[Dim, ...]:
+        """The segments, and with flat runs the vectors of a run as one more, innermost dim (flat
+        index = segment x vectors + vector)."""
+        if self.flat_runs:
+            return self.red + (Dim(self.inner.size // self.vec, self.vec, self.vec * self.inner.out_stride),)
+        return self.red
+
+    @property
+    def bounded(self) -> bool:
+        return self.min_blocks > 0
+
+
+@dataclass(frozen=True)
+class OuterPlan(ReduceConfig):
+    """ReduceOuter (kernels/cuda/outer.cuh): `inner` is the innermost kept dim, whose neighbouring
+    outputs share loads: tiles of `lanes` (BX) x `vec` columns; `red` the reduced rows."""
+
+    kernel: ClassVar[str] = "outer"
+    inner: Dim
+    vec: int  # columns per thread
+    min_blocks: int = 0  # resident blocks per SM its registers must allow (0: no bound)
+    rows_per_split: int = 0
+    col_tiles: int = 1  # tiles of lanes * vec columns
+    num_tiles: int = 0
+    vec_in: bool = False  # 16-byte loads allowed (alignment checked here)
+    vec_out: bool = False  # vector stores allowed
+    shifted_words: int = 0  # 1-byte kept columns off the word grid read four a word: their bytes
+    split_group: int = 0  # splits per group of the combine (kps::GroupOfSplit)
+
+    @property
+    def bounded(self) -> bool:
+        return self.min_blocks > 0
+
+    @property
+    def combine_group(self) -> int:
+        return self.split_group
+
+    @property
+    def reads_bytes(self) -> bool:
+        return bool(self.shifted_words)
+
+    @property
+    def functor_words(self) -> str:
+        return "word_columns" if self.shifted_words else super().functor_words
+
+
+@dataclass(frozen=True)
+class StagedPlan(ReduceConfig):
+    """ReduceStaged (kernels/cuda/staged.cuh): `kept` holds the output tiles, `red` the stages;
+    `stage` the span staged in shared memory."""
+
+    kernel: ClassVar[str] = "staged"
+    stage: Stage
+    split_group: int = 0  # splits per group of the combine (kps::GroupOfSplit)
+
+    @property
+    def combine_group(self) -> int:
+        return self.split_group
+
+    @property
+    def partial_count(self) -> int:
+        """Every slot of every tile, the last tile's unused ones too (0: no split)."""
+        return 0 if self.num_splits == 1 else self.num_splits * self.stage.num_tiles * self.stage.num_slots
+
+    @property
+    def reads_bytes(self) -> bool:
+        st = self.stage
+        return bool(st.word_folds or st.word_columns or st.byte_rows)
+
+    @property
+    def functor_words(self) -> str:
+        st = self.stage
+        if self.words or st.word_folds or st.byte_rows:
+            return "words"
+        return "word_columns" if self.word_columns or st.word_columns else ""

@@ -28,7 +28,7 @@ from .budget import Budget
 from .dims import Dim, aligned, ceil, index_bits, merge, pow2_at_least, pow2_at_most, size_of, stride_key, two_adic
 from .layout import Layout
 from .outer import col_threads
-from .plans import ReduceConfig, Stage
+from .plans import Stage, StagedPlan
 from .splits import choose_splits, split_group, splits_within
 from .traits import Traits
 from .words import byte_row_bytes, shifts_words
@@ -78,7 +78,7 @@ def _few_rows_for_columns(column_bytes: int, num_red: int, tuning) -> bool:
     return column_bytes <= tuning.STAGE_FEW_ROW_COLUMN_BYTES and num_red < tuning.BLOCK_THREADS // bx * ny
 
 
-def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) -> Optional[ReduceConfig]:
+def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) -> Optional[StagedPlan]:
     """ReduceStaged's launch, or None where no span fits (the other kernels then take it). A span of
     whole reductions (direct) is tried again with STAGE_VECTORS_DIRECT vectors a thread; a reduced
     run longer than STAGE_MAX_RUN_BYTES is staged only where its span folds it as words."""
@@ -94,11 +94,10 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) 
     side_by_side = stage.direct and span.lanes == block and len(stage.folds) == 1 and not stage.word_folds
     ny = _direct_rows(stage, span.lanes, traits.acc_itemsize, tuning) if side_by_side else tuning.MAX_TILE_ROWS
     per_round = 0 if stage.direct else (block // span.lanes) * (16 // stage.slots_per_thread)  # kRows there
-    return ReduceConfig(
-        reduce_type=layout.reduce_type, kernel="staged", kept=span.tiles, red=span.stages,
-        inner=layout.red[-1] if layout.inner_reduced else layout.kept[-1],
+    return StagedPlan(
+        reduce_type=layout.reduce_type, kept=span.tiles, red=span.stages,
         index_bits=index_bits(layout.extent, layout.out_extent, layout.num_out, layout.num_red, partials),
-        vec=tuning.LOAD_BYTES // layout.itemsize, ny=ny, lanes=span.lanes, grid=grid, num_splits=grid[1],
+        ny=ny, lanes=span.lanes, grid=grid, num_splits=grid[1],
         words=layout.words, word_columns=layout.word_columns, stage=stage,
         split_group=split_group(grid[1], per_round, grid[0], tuning),
         in_offset=layout.in_offset, num_out=layout.num_out, num_red=layout.num_red, block=block,
