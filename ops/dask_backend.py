@@ -89,11 +89,13 @@ def reduce(x, axes, keepdims: bool, f: Functors):
     gpu = _on_gpu(x)
     if gpu:  # the states' bits, a last axis of fields (see the module's docstring)
         state_dtype, state_ndim = np.dtype(np.int64), x.ndim + 1
-        states = x.map_blocks(_BlockBits(f, axes=axes, red_shape=red_shape), chunks=chunks + ((raw.fields(f),),),
+        step = _PlacedBlockBits if _placed(f, axes) else _BlockBits
+        states = x.map_blocks(step(f, axes=axes, red_shape=red_shape), chunks=chunks + ((raw.fields(f),),),
                               new_axis=x.ndim, dtype=state_dtype, meta=np.empty((0,) * state_ndim, state_dtype))
     else:
         state_dtype, state_ndim = f.acc_dtype, x.ndim
-        states = x.map_blocks(_BlockStates(f, axes=axes, red_shape=red_shape), chunks=chunks, dtype=state_dtype,
+        step = _PlacedBlockStates if _placed(f, axes) else _BlockStates
+        states = x.map_blocks(step(f, axes=axes, red_shape=red_shape), chunks=chunks, dtype=state_dtype,
                               meta=np.empty((0,) * x.ndim, dtype=state_dtype))
     # the reduced axes stay (length 1) until the epilogue has run: dask's reduction has no meta of
     # its own for a structured dtype
@@ -130,8 +132,22 @@ def _cupy():
     return cupy
 
 
+def _placed(f: Functors, axes) -> bool:
+    """Whether a block's step needs its place in the array (dask's `block_info`): an arg-reduction's,
+    whose indices go into the whole reduced range. Only then is it asked for: dask builds a dict of
+    every block's place into the graph (a sum of 160 blocks: 19.7 -> 11.6 ms to optimize its graph, on the CPU)."""
+    return bool(f.op.indexed and axes)
+
+
 class _BlockStates(_Step):
     """A NumPy block's accumulators, the reduced axes kept at length 1."""
+
+    def __call__(self, block) -> np.ndarray:
+        return _block_states(block, self.axes, self.f, self.red_shape, None)
+
+
+class _PlacedBlockStates(_Step):
+    """`_BlockStates` of an arg-reduction: the block's place (`block_info`) places its indices."""
 
     def __call__(self, block, block_info=None) -> np.ndarray:
         return _block_states(block, self.axes, self.f, self.red_shape, block_info)
@@ -160,7 +176,10 @@ class _BlockBits(_Step):
     epilogue, an arg-reduction's indices placed in the whole range there too, and the bits on their
     way to the host (`_HostBits`)."""
 
-    def __call__(self, block, block_info=None):
+    def __call__(self, block):
+        return self.bits(block, None)
+
+    def bits(self, block, block_info):
         cupy, f, axes = _cupy(), self.f, self.axes
         if not block.size:  # nothing to read: the identity states, from the NumPy twin
             return raw.bits(_block_states(block.get(), axes, f, self.red_shape, block_info), f)
@@ -174,6 +193,13 @@ class _BlockBits(_Step):
             host = _HostBits(bits, cupy)
             _pace(cupy)
         return host
+
+
+class _PlacedBlockBits(_BlockBits):
+    """`_BlockBits` of an arg-reduction: the block's place (`block_info`) places its indices."""
+
+    def __call__(self, block, block_info=None):
+        return self.bits(block, block_info)
 
 
 class _HostBits:

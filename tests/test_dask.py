@@ -105,6 +105,22 @@ def test_zero_d_and_no_axis():
     same(ops.reduce_sum(da.from_array(X, chunks=CHUNKS), axis=()).compute(), np.sum(X, axis=()))
 
 
+def test_only_an_arg_reduction_asks_dask_for_its_blocks_places():
+    """dask writes each block's place (`block_info`) into the graph for a step whose signature takes
+    it: only an arg-reduction's over some axes, whose indices go into the whole range."""
+    from dask.utils import has_keyword
+
+    from ops import dask_backend
+
+    f = {name: kps.resolve(op, kps.IDENTITY, ep, np.dtype("float64"))
+         for name, op, ep in (("sum", kps.ADD, kps.NONE), ("argmax", kps.ARGMAX, kps.INDEX))}
+    assert dask_backend._placed(f["argmax"], (1,)) and not dask_backend._placed(f["argmax"], ())
+    assert not dask_backend._placed(f["sum"], (1,))
+    for step, placed in ((dask_backend._BlockStates, False), (dask_backend._PlacedBlockStates, True),
+                         (dask_backend._BlockBits, False), (dask_backend._PlacedBlockBits, True)):
+        assert has_keyword(step(f["argmax"], axes=(1,), red_shape=(7,)), "block_info") == placed
+
+
 def test_argmax_finds_the_first_of_ties_and_nan_across_blocks():
     x = np.zeros((6, 9))
     x[:, 2] = x[:, 7] = 5  # ties in different blocks: the first wins
