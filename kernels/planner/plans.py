@@ -2,8 +2,8 @@
 
 `ReduceConfig` holds what every launch has (the output and reduced index calculators, the grid,
 the tile, the splits); each kernel's plan adds its own fields: `InnerPlan` (ReduceInner, a
-reduced run walked with vector loads), `OuterPlan` (ReduceOuter, kept columns sharing loads) and
-`StagedPlan` (ReduceStaged, whose span through shared memory is a `Stage`). Field names are read by
+reduced run walked with vector loads) and `OuterPlan` (ReduceOuter, kept columns sharing loads),
+both `TiledPlan`s, and `StagedPlan` (ReduceStaged, whose span through shared memory is a `Stage`). Field names are read by
 kernels/source.py (template arguments), kernels/params.py (the parameter structs), the launcher
 and tests/replay.py.
 """
@@ -142,14 +142,25 @@ class ReduceConfig:
 
 
 @dataclass(frozen=True)
-class InnerPlan(ReduceConfig):
+class TiledPlan(ReduceConfig):
+    """What ReduceInner's and ReduceOuter's plans share: a register tile along the innermost run
+    `inner` (`vec` elements a thread, `ny` rows), and the launch bound on a state's tile."""
+
+    inner: Dim
+    vec: int  # elements a thread reads along `inner` at a time (ReduceOuter: its columns)
+    min_blocks: int = 0  # resident blocks per SM its registers must allow (0: no bound)
+
+    @property
+    def bounded(self) -> bool:
+        return self.min_blocks > 0
+
+
+@dataclass(frozen=True)
+class InnerPlan(TiledPlan):
     """ReduceInner (kernels/cuda/inner.cuh): `inner` is the innermost reduced run, walked with
     `vec`-element vector loads by `lanes` threads an output; `red` the segments of an output."""
 
     kernel: ClassVar[str] = "inner"
-    inner: Dim
-    vec: int  # elements per thread access along `inner`
-    min_blocks: int = 0  # resident blocks per SM its registers must allow (0: no bound)
     segs_per_split: int = 1  # a split: whole segments per block
     chunks: int = 1  # a split: chunks per segment
     chunk_len: int = 0
@@ -169,20 +180,13 @@ class InnerPlan(ReduceConfig):
             return self.red + (Dim(self.inner.size // self.vec, self.vec, self.vec * self.inner.out_stride),)
         return self.red
 
-    @property
-    def bounded(self) -> bool:
-        return self.min_blocks > 0
-
 
 @dataclass(frozen=True)
-class OuterPlan(ReduceConfig):
+class OuterPlan(TiledPlan):
     """ReduceOuter (kernels/cuda/outer.cuh): `inner` is the innermost kept dim, whose neighbouring
     outputs share loads: tiles of `lanes` (BX) x `vec` columns; `red` the reduced rows."""
 
     kernel: ClassVar[str] = "outer"
-    inner: Dim
-    vec: int  # columns per thread
-    min_blocks: int = 0  # resident blocks per SM its registers must allow (0: no bound)
     rows_per_split: int = 0
     col_tiles: int = 1  # tiles of lanes * vec columns
     num_tiles: int = 0
@@ -190,10 +194,6 @@ class OuterPlan(ReduceConfig):
     vec_out: bool = False  # vector stores allowed
     shifted_words: int = 0  # 1-byte kept columns off the word grid read four a word: their bytes
     split_group: int = 0  # splits per group of the combine (kps::GroupOfSplit)
-
-    @property
-    def bounded(self) -> bool:
-        return self.min_blocks > 0
 
     @property
     def combine_group(self) -> int:
