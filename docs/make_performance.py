@@ -245,7 +245,7 @@ def accuracy_section(entries) -> List[str]:
 def dask_section(entries) -> List[str]:
     """A table per file, one row per (workers, op): ours and dask's own seconds, scaling over one
     worker, GB/s per worker end to end, the net GB/s per worker (in % of one in-memory block's), and
-the blocks each worker reduced in our best run."""
+    the blocks each worker reduced in our best run."""
     out = []
     for name, data in entries:
         rows = data.get("rows", []) if isinstance(data, dict) else data

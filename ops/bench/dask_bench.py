@@ -8,8 +8,8 @@ Time is the wall clock of `.compute()`, generation included (the same for both);
 the array's bytes / time / GPUs. The same reduction of each block cut to one element is timed too
 (`gen s`: generation, scheduling and the merge, next to no reduction): the reduction's own ("net")
 GB/s per GPU is the bytes over the time beyond it, set beside one GPU's figure on one in-memory
-block of the same size. A line per GPU count gives the blocks each GPU reduced in each op's best run (dask's task
-stream): an uneven spread costs scaling a whole block at a time.
+block of the same size. A line per GPU count gives the blocks each GPU reduced in each op's best
+run (dask's task stream): an uneven spread costs scaling a whole block at a time.
 
 Sizing (`plan`): blocks of about an eighth of one GPU's memory (a power of two of GB: 8 GB on an
 80 GB card, 16 GB on a 141 GB one), since each task costs the scheduler and the worker a few ms
