@@ -139,7 +139,7 @@ class Launch:
         self._args_ptr = ctypes.addressof(self._args)
         self._call_lock = threading.Lock()
         # flipped reduced dims (in bytes where the kernel reads bytes its word functors fold)
-        self._x_offset = cfg.in_offset * (1 if source.reads_bytes(cfg) else functors.in_dtype.itemsize)
+        self._x_offset = cfg.in_offset * (1 if cfg.reads_bytes else functors.in_dtype.itemsize)
         self._more_offsets = [cfg.in_offset * d.itemsize for d in functors.more_dtypes]
         self._more_slots = len(values) - MORE_INPUTS
         self._look_slot = self._more_slots - LOOK_FIELDS

@@ -32,12 +32,6 @@ def plan_functors(cfg: ReduceConfig, functors: Functors) -> Functors:
     return kps.word_functors(functors) if view == "words" else kps.word_columns(functors) if view else functors
 
 
-def reads_bytes(cfg: ReduceConfig) -> bool:
-    """Whether the plan's kernel reads a 1-byte input as bytes while its functors fold words
-    (`ReduceConfig.reads_bytes`)."""
-    return cfg.reads_bytes
-
-
 def kernel_name(cfg: ReduceConfig, functors: Functors) -> str:
     """`kernels::ReduceInner<...>`, `ReduceOuter<...>` or `ReduceStaged<...>` for this plan and the
     functors it runs (`plan_functors`)."""
@@ -53,7 +47,7 @@ def template_args(cfg: ReduceConfig, functors: Functors) -> List[Tuple[str, obje
     """The kernel template's arguments for this plan, each by its parameter's name in its header
     (tests/test_params_layout.py checks names and order against it), in order."""
     index_t = "unsigned int" if cfg.index_bits == 32 else "unsigned long long"
-    head = [("Tin", "unsigned char" if reads_bytes(cfg) else functors.input_type), ("R", functors.reduce_struct),
+    head = [("Tin", "unsigned char" if cfg.reads_bytes else functors.input_type), ("R", functors.reduce_struct),
             ("Tr", functors.transform_struct), ("Ep", functors.epilogue_struct)]
     if cfg.kernel == "staged":
         st = cfg.stage
