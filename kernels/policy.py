@@ -34,6 +34,14 @@ BOUNDED_MAX_LOCAL_BYTES = 32
 #: Block steps a state's run needs for a block an output (argmax rows of 4096 2201 -> 3014 GB/s, 2026-11-23).
 STATE_BLOCK_ROW_STEPS = 4
 
+#: Steps of its run a state's lane walks before another lane joins the row: each lane more is one
+#: more shuffle round of state merges (complex64 var rows of 33 648.7 -> 140.1 us at 1 -> 8, H200, 2026-11-28).
+STATE_LANE_STEPS = 8
+
+#: Vectors one lane walks of a run alone, at most: longer runs take two lanes (float32 var rows of
+#: 128 103.7 -> 81.0 us at one -> two lanes, H200, 2026-11-28).
+LANE_MAX_VECTORS = 16
+
 # --- Tiles ---------------------------------------------------------------------------------------
 
 #: Register-tile rows (loads in flight a thread): ~128 KB in flight an SM at full occupancy (2026-11-22).

@@ -105,6 +105,32 @@ def test_rows_of_fewer_vectors_than_a_step_take_fewer_rows_in_flight():
     assert ny((1 << 16, 4096), 4) == policy.MAX_TILE_ROWS
 
 
+def test_a_states_lanes_each_walk_several_steps_of_its_row():
+    """A state's row takes lanes only as each walks STATE_LANE_STEPS steps of it (every lane more is
+    a shuffle round of state merges); a sum's lanes walk one step each. A row of more than
+    LANE_MAX_VECTORS vectors takes two lanes at least, state or not."""
+    def lanes(width, itemsize, state):
+        shape = ((1 << 26) // width, width)
+        cfg = config.plan(shape, (width, 1), (1,), (1,), itemsize, 4, 132, acc_itemsize=32 if state else 8,
+                          state=state)
+        assert cfg.kernel == "inner"
+        return cfg.lanes, cfg.ny
+
+    for width, itemsize in ((64, 4), (128, 4), (1000, 4), (4096, 4), (32, 8), (128, 8), (512, 16)):
+        vectors = width * itemsize // 16
+        (state_lanes, ny), (sum_lanes, sum_ny) = lanes(width, itemsize, True), lanes(width, itemsize, False)
+        def steps(n):  # of a lane, where n lanes walk the row
+            return -(-vectors // (n * ny))
+
+        # as few lanes as walk at most STATE_LANE_STEPS steps each (a warp at most), two past LANE_MAX_VECTORS
+        assert state_lanes == policy.WARP_SIZE or steps(state_lanes) <= policy.STATE_LANE_STEPS
+        assert (state_lanes == 1 or steps(state_lanes // 2) > policy.STATE_LANE_STEPS
+                or state_lanes == 2 and vectors > policy.LANE_MAX_VECTORS), (width, itemsize, state_lanes)
+        assert state_lanes < sum_lanes  # a sum's lanes walk one step each
+    assert lanes(64, 4, True)[0] == 1  # 16 vectors: one lane
+    assert lanes(128, 4, True)[0] == 2  # 32 vectors: two, not one
+
+
 def test_split_only_when_outputs_cannot_fill_the_gpu():
     assert plan((65536, 4096), (1,)).num_splits == 1
     assert plan((16, 1 << 24), (1,)).num_splits > 1
