@@ -39,8 +39,12 @@ STATE_BLOCK_ROW_STEPS = 4
 STATE_LANE_STEPS = 8
 
 #: Vectors one lane walks of a run alone, at most: longer runs take two lanes (float32 var rows of
-#: 128 103.7 -> 81.0 us at one -> two lanes, H200, 2026-11-28).
+#: 128 103.7 -> 81.0 us at one -> two lanes, H200, 2026-11-28) ...
 LANE_MAX_VECTORS = 16
+
+#: ... where the accumulator is at most this: a larger state's merge costs more than a second lane
+#: saves (complex64 var rows of 64 112.9 us at one lane, 123.8 at two, H200, 2026-11-28).
+LANE_PAIR_MAX_ACC_BYTES = 32
 
 # --- Tiles ---------------------------------------------------------------------------------------
 

@@ -108,11 +108,12 @@ def test_rows_of_fewer_vectors_than_a_step_take_fewer_rows_in_flight():
 def test_a_states_lanes_each_walk_several_steps_of_its_row():
     """A state's row takes lanes only as each walks STATE_LANE_STEPS steps of it (every lane more is
     a shuffle round of state merges); a sum's lanes walk one step each. A row of more than
-    LANE_MAX_VECTORS vectors takes two lanes at least, state or not."""
-    def lanes(width, itemsize, state):
+    LANE_MAX_VECTORS vectors takes two lanes at least, where the accumulator is at most
+    LANE_PAIR_MAX_ACC_BYTES (a complex Welford state of 48 bytes keeps one)."""
+    def lanes(width, itemsize, state, acc_itemsize=32):
         shape = ((1 << 26) // width, width)
-        cfg = config.plan(shape, (width, 1), (1,), (1,), itemsize, 4, 132, acc_itemsize=32 if state else 8,
-                          state=state)
+        cfg = config.plan(shape, (width, 1), (1,), (1,), itemsize, 4, 132,
+                          acc_itemsize=acc_itemsize if state else 8, state=state)
         assert cfg.kernel == "inner"
         return cfg.lanes, cfg.ny
 
@@ -129,6 +130,7 @@ def test_a_states_lanes_each_walk_several_steps_of_its_row():
         assert state_lanes < sum_lanes  # a sum's lanes walk one step each
     assert lanes(64, 4, True)[0] == 1  # 16 vectors: one lane
     assert lanes(128, 4, True)[0] == 2  # 32 vectors: two, not one
+    assert lanes(64, 8, True, acc_itemsize=48)[0] == 1  # complex64 var: 32 vectors, one lane
 
 
 def test_split_only_when_outputs_cannot_fill_the_gpu():

@@ -54,13 +54,14 @@ class _Rows:
     def group(self, walk: int, ny: int) -> Tuple[int, int]:
         """(lanes, row blocks) for an output group walking `walk` vectors per pass: lanes enough for a
         step of `ny` vectors each (a state: STATE_LANE_STEPS steps each, its merges cost), two for a
-        walk longer than LANE_MAX_VECTORS. A block per output when an output fills a step of the
-        whole block (a state: several steps), and either its run fills the block's steps or warps
-        per output would leave the GPU short of blocks (policy.py)."""
+        walk longer than LANE_MAX_VECTORS of an accumulator of at most LANE_PAIR_MAX_ACC_BYTES. A
+        block per output when an output fills a step of the whole block (a state: several steps),
+        and either its run fills the block's steps or warps per output would leave the GPU short of
+        blocks (policy.py)."""
         t, block = self.tuning, self.tuning.BLOCK_THREADS
         steps = t.STATE_LANE_STEPS if self.traits.state else 1  # a lane's steps before another joins
         lanes = min(t.WARP_SIZE, pow2_at_least(ceil(walk, ny * steps)))
-        if lanes == 1 and walk > t.LANE_MAX_VECTORS:
+        if lanes == 1 and walk > t.LANE_MAX_VECTORS and self.traits.acc_itemsize <= t.LANE_PAIR_MAX_ACC_BYTES:
             lanes = 2
         row_blocks = ceil(self.layout.num_out, block // lanes)
         block_walk = block * ny * (t.STATE_BLOCK_ROW_STEPS if self.traits.state else 1)
