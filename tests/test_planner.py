@@ -119,13 +119,11 @@ def test_a_states_lanes_each_walk_several_steps_of_its_row():
 
     for width, itemsize in ((64, 4), (128, 4), (1000, 4), (4096, 4), (32, 8), (128, 8), (512, 16)):
         vectors = width * itemsize // 16
-        (state_lanes, ny), (sum_lanes, sum_ny) = lanes(width, itemsize, True), lanes(width, itemsize, False)
-        def steps(n):  # of a lane, where n lanes walk the row
-            return -(-vectors // (n * ny))
-
+        (state_lanes, ny), (sum_lanes, _) = lanes(width, itemsize, True), lanes(width, itemsize, False)
+        steps = {n: -(-vectors // (n * ny)) for n in (state_lanes, max(state_lanes // 2, 1))}  # a lane's, n lanes
         # as few lanes as walk at most STATE_LANE_STEPS steps each (a warp at most), two past LANE_MAX_VECTORS
-        assert state_lanes == policy.WARP_SIZE or steps(state_lanes) <= policy.STATE_LANE_STEPS
-        assert (state_lanes == 1 or steps(state_lanes // 2) > policy.STATE_LANE_STEPS
+        assert state_lanes == policy.WARP_SIZE or steps[state_lanes] <= policy.STATE_LANE_STEPS
+        assert (state_lanes == 1 or steps[state_lanes // 2] > policy.STATE_LANE_STEPS
                 or state_lanes == 2 and vectors > policy.LANE_MAX_VECTORS), (width, itemsize, state_lanes)
         assert state_lanes < sum_lanes  # a sum's lanes walk one step each
     assert lanes(64, 4, True)[0] == 1  # 16 vectors: one lane
