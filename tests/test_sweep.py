@@ -31,3 +31,11 @@ def test_kinds_parse_and_bad_ones_name_the_argument():
             sweep.parse_kinds(bad)
     with pytest.raises(SystemExit, match="--kinds"):
         bench.main(["--sweep", "--kinds", "median:float32"])
+
+
+def test_a_measured_row_prints_as_one_line_and_a_wrong_one_says_so():
+    row = {"op": "sum", "dtype": "float16", "shape": [1000, 8], "axes": [1], "ok": True,
+           "ours_GBps": 2678.4, "torch_GBps": 361.2, "cupy_GBps": 3008.0}
+    line = sweep.progress_line(row)
+    assert line == "sum float16 (1000, 8) over (1,): 2678 GB/s, torch 361 cupy 3008"
+    assert sweep.progress_line(dict(row, ok=False)).endswith(" WRONG")

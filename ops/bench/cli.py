@@ -145,7 +145,12 @@ def main_sweep(args) -> int:
         print("no GPU: the sweep measures GPU kernels against torch and CuPy and needs one")
         return 0
     widths = [] if args.no_widths else sweep.parse_widths(args.widths) if args.widths else sweep.WIDTHS
-    rows, ceiling = sweep.run(widths, layouts=not args.no_layouts, repeat=args.repeat, kinds=kinds)
+    def on_row(rows, ceiling):  # a line a row, and the JSON so far: a sweep cut short keeps both
+        print(sweep.progress_line(rows[-1]), flush=True)
+        if args.json:
+            Path(args.json).write_text(json.dumps({"ceiling_GBps": ceiling, "rows": rows}, indent=1))
+
+    rows, ceiling = sweep.run(widths, layouts=not args.no_layouts, repeat=args.repeat, kinds=kinds, on_row=on_row)
     print(f"read ceiling {ceiling:.0f} GB/s (measured now)")
     width_rows = [r for r in rows if len(r["shape"]) == 2]
     if width_rows:

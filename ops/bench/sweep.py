@@ -205,15 +205,28 @@ def warm(cases, workers: int = 0) -> None:
         pool.map(_warm, cases, chunksize=1)
 
 
-def run(widths: Sequence[int] = WIDTHS, layouts: bool = True, repeat: int = 30, kinds=None):
+def run(widths: Sequence[int] = WIDTHS, layouts: bool = True, repeat: int = 30, kinds=None, on_row=None):
     """Measure both families (`kinds`: the (op, dtype) pairs of both; None: KINDS for the widths,
-    LAYOUT_KINDS for the layouts); returns (rows, ceiling)."""
+    LAYOUT_KINDS for the layouts); returns (rows, ceiling). `on_row(rows, ceiling)` after each row,
+    so a sweep cut short still leaves what it measured."""
     ceiling = timing.read_ceiling_gbps()
     cases = (width_cases(widths, kinds or KINDS)
              + (layout_cases(kinds=kinds or LAYOUT_KINDS) if layouts else []))
+    print(f"sweep: {len(cases)} cases; compiling their kernels first", flush=True)
     warm(cases)
-    rows = [measure(op, dtype, shape, axes, ceiling, repeat) for op, dtype, shape, axes in cases]
+    rows = []
+    for op, dtype, shape, axes in cases:
+        rows.append(measure(op, dtype, shape, axes, ceiling, repeat))
+        if on_row:
+            on_row(rows, ceiling)
     return rows, ceiling
+
+
+def progress_line(row: dict) -> str:
+    """One measured row as a line: op, dtype, shape, axes, GB/s of this project and the peers."""
+    peers = " ".join(f"{name} {row[name + '_GBps']:.0f}" for name in ("torch", "cupy") if name + "_GBps" in row)
+    return (f"{row['op']} {row['dtype']} {tuple(row['shape'])} over {tuple(row['axes'])}: "
+            f"{row.get('ours_GBps', float('nan')):.0f} GB/s, {peers}{'' if row['ok'] else ' WRONG'}")
 
 
 def parse_widths(text: str) -> List[int]:
