@@ -38,12 +38,14 @@ def test_an_ab_times_each_tree_in_a_process_of_its_own(tmp_path):
     from ops.bench import ab
 
     here = Path(ab.__file__).resolve().parents[2]
-    todo = [("rows", "sum", (64, 33), (1,), "float32"), ("cols", "mean", (33, 64), (0,), "float64")]
+    todo = [("rows", "sum", (64, 33), (1,), "float32"), ("cols", "mean", (33, 64), (0,), "float64"),
+            ("complex", "var", (16, 33), (1,), "complex64")]
     rows = ab.run(here, gpu=False, rounds=2, repeat=3, todo=todo)
-    assert [r["case"] for r in rows] == ["rows", "cols"]
+    assert [r["case"] for r in rows] == ["rows", "cols", "complex"]
     for r in rows:
         assert len(r["a_all"]) == len(r["b_all"]) == 2 and r["ratio"] == r["b_us"] / r["a_us"] > 0
     assert "B / A" in ab.table(rows, here)
     with pytest.raises(SystemExit, match="not a checkout"):
         ab.run(tmp_path, gpu=False, todo=todo)
     assert all(len(shape) and math.prod(shape) <= CPU_CASE_ELEMENTS for _, _, shape, _, _ in ab.cases(False))
+    assert {(op, dtype) for _, op, _, _, dtype in ab.cases(True)} >= set(ab.STATE_ROWS)

@@ -23,17 +23,23 @@ WIDTHS = {"float32": (1, 3, 4, 16, 64, 1001, 4096), "float64": (4, 64, 4096)}
 ELEMENTS = 1 << 26
 #: Other ops over rows and columns of an 8192 x 8192 float32 array.
 OPS = ("mean", "nansum", "nanmean", "var")
+#: States over short rows, where how many lanes share a row decides (N x W elements, W below).
+STATE_ROWS = {("var", "float32"): (24, 48, 128, 1001), ("argmax", "float32"): (48, 128),
+              ("var", "complex64"): (8, 33, 127)}
 
 
 def cases(gpu: bool) -> List[Tuple[str, str, tuple, object, str]]:
     """(name, op, shape, axis, dtype) of every case: the public ones (bfloat16 aside: it takes torch),
-    the widths and the ops. Without a GPU each is cut as the CPU cases are (`cases.cpu_shape`)."""
+    the widths, the ops and the states over short rows. Without a GPU each is cut as the CPU cases are (`cases.cpu_shape`)."""
     out = [(c.name, "sum", c.shape, c.axis, c.dtype) for c in load_cases() if c.dtype != "bfloat16"]
     for dtype, widths in WIDTHS.items():
         n = ELEMENTS // (2 if dtype == "float64" else 1)
         for w in widths:
             out += [(f"cols{w}_{dtype}", "sum", (n // w, w), (0,), dtype), (f"rows{w}_{dtype}", "sum", (n // w, w), (1,), dtype)]
     out += [(f"{op}_{kind}", op, (8192, 8192), (axis,), "float32") for op in OPS for kind, axis in (("rows", 1), ("cols", 0))]
+    for (op, dtype), widths in STATE_ROWS.items():
+        n = ELEMENTS // (2 if dtype == "complex64" else 1)
+        out += [(f"{op}_rows{w}_{dtype}", op, (n // w, w), (1,), dtype) for w in widths]
     return out if gpu else [(name, op, cpu_shape(shape), axis, dtype) for name, op, shape, axis, dtype in out]
 
 
@@ -51,7 +57,10 @@ else:
     xp = np
 rng = np.random.default_rng(0)
 for name, op, shape, axis, dtype in cases:
-    x = xp.asarray(rng.standard_normal(shape).astype(dtype))
+    x = rng.standard_normal(shape).astype(dtype)
+    if x.dtype.kind == "c":
+        x.imag = rng.standard_normal(shape)
+    x = xp.asarray(x)
     fn = getattr(ops, "reduce_" + op)
     axis = None if axis is None else tuple(axis)
     for _ in range(10):
