@@ -109,7 +109,8 @@ def test_a_states_lanes_each_walk_several_steps_of_its_row():
     """A state's row takes lanes only as each walks STATE_LANE_STEPS steps of it (every lane more is
     a shuffle round of state merges); a sum's lanes walk one step each. A row of more than
     LANE_MAX_VECTORS vectors takes two lanes at least, where the accumulator is at most
-    LANE_PAIR_MAX_ACC_BYTES (a complex Welford state of 48 bytes keeps one)."""
+    LANE_PAIR_MAX_ACC_BYTES (a complex Welford state of 48 bytes keeps one). Where its outputs would
+    then leave the GPU short of blocks, a state's rows keep a sum's lanes instead of splitting."""
     def lanes(width, itemsize, state, acc_itemsize=32):
         shape = ((1 << 26) // width, width)
         cfg = config.plan(shape, (width, 1), (1,), (1,), itemsize, 4, 132,
@@ -129,6 +130,11 @@ def test_a_states_lanes_each_walk_several_steps_of_its_row():
     assert lanes(64, 4, True)[0] == 1  # 16 vectors: one lane
     assert lanes(128, 4, True)[0] == 2  # 32 vectors: two, not one
     assert lanes(64, 8, True, acc_itemsize=48)[0] == 1  # complex64 var: 32 vectors, one lane
+    # outputs too few to fill the GPU's blocks that way: the lanes of a step, not splits across blocks
+    for shape in ((1000, 500), (4096, 128), (256, 256)):
+        state, plain = (config.plan(shape, (shape[1], 1), (1,), (1,), 4, 4, 132, acc_itemsize=32, state=s)
+                        for s in (True, False))
+        assert (state.lanes, state.num_splits) == (plain.lanes, 1), shape
 
 
 def test_split_only_when_outputs_cannot_fill_the_gpu():

@@ -51,18 +51,26 @@ class _Rows:
         idle = 1 - self.vectors / (ceil(self.vectors, step) * step)
         return idle <= (self.budget.blocks_per_sm or t.INNER_MIN_BLOCKS) * t.BLOCK_ROW_IDLE_PER_BLOCK
 
-    def group(self, walk: int, ny: int) -> Tuple[int, int]:
-        """(lanes, row blocks) for an output group walking `walk` vectors per pass: lanes enough for a
-        step of `ny` vectors each (a state: STATE_LANE_STEPS steps each, its merges cost), two for a
-        walk longer than LANE_MAX_VECTORS of an accumulator of at most LANE_PAIR_MAX_ACC_BYTES. A
-        block per output when an output fills a step of the whole block (a state: several steps),
-        and either its run fills the block's steps or warps per output would leave the GPU short of
-        blocks (policy.py)."""
-        t, block = self.tuning, self.tuning.BLOCK_THREADS
-        steps = t.STATE_LANE_STEPS if self.traits.state else 1  # a lane's steps before another joins
+    def lanes(self, walk: int, ny: int, steps: int) -> int:
+        """Lanes enough for each to walk `steps` steps of `ny` vectors, two at least for a walk longer
+        than LANE_MAX_VECTORS of an accumulator of at most LANE_PAIR_MAX_ACC_BYTES, a warp at most."""
+        t = self.tuning
         lanes = min(t.WARP_SIZE, pow2_at_least(ceil(walk, ny * steps)))
         if lanes == 1 and walk > t.LANE_MAX_VECTORS and self.traits.acc_itemsize <= t.LANE_PAIR_MAX_ACC_BYTES:
-            lanes = 2
+            return 2
+        return lanes
+
+    def group(self, walk: int, ny: int) -> Tuple[int, int]:
+        """(lanes, row blocks) for an output group walking `walk` vectors per pass: lanes enough for a
+        step each, a state's for STATE_LANE_STEPS steps each (each lane more is a round of state
+        merges) where its outputs still fill the GPU's blocks without splits. A block per output
+        when an output fills a step of the whole block (a state: several steps), and either its run
+        fills the block's steps or warps per output would leave the GPU short of blocks
+        (policy.py)."""
+        t, block = self.tuning, self.tuning.BLOCK_THREADS
+        lanes = self.lanes(walk, ny, t.STATE_LANE_STEPS if self.traits.state else 1)
+        if self.traits.state and ceil(self.layout.num_out, block // lanes) < self.budget.split_target(self.sm_count, t):
+            lanes = self.lanes(walk, ny, 1)  # outputs too few to fill the GPU: lanes share rows, not splits
         row_blocks = ceil(self.layout.num_out, block // lanes)
         block_walk = block * ny * (t.STATE_BLOCK_ROW_STEPS if self.traits.state else 1)
         if (lanes == t.WARP_SIZE and self.vectors * self.num_seg >= block_walk
