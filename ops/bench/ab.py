@@ -30,7 +30,8 @@ STATE_ROWS = {("var", "float32"): (24, 48, 128, 1001), ("argmax", "float32"): (4
 
 def cases(gpu: bool) -> List[Tuple[str, str, tuple, object, str]]:
     """(name, op, shape, axis, dtype) of every case: the public ones (bfloat16 aside: it takes torch),
-    the widths, the ops and the states over short rows. Without a GPU each is cut as the CPU cases are (`cases.cpu_shape`)."""
+    the widths, the ops and the states over short rows. Without a GPU each is cut as the CPU cases
+    are (`cases.cpu_shape`)."""
     out = [(c.name, "sum", c.shape, c.axis, c.dtype) for c in load_cases() if c.dtype != "bfloat16"]
     for dtype, widths in WIDTHS.items():
         n = ELEMENTS // (2 if dtype == "float64" else 1)

@@ -145,6 +145,7 @@ def main_sweep(args) -> int:
         print("no GPU: the sweep measures GPU kernels against torch and CuPy and needs one")
         return 0
     widths = [] if args.no_widths else sweep.parse_widths(args.widths) if args.widths else sweep.WIDTHS
+
     def on_row(rows, ceiling):  # a line a row, and the JSON so far: a sweep cut short keeps both
         print(sweep.progress_line(rows[-1]), flush=True)
         if args.json:
