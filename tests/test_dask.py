@@ -106,8 +106,9 @@ def test_zero_d_and_no_axis():
 
 
 def test_only_an_arg_reduction_asks_dask_for_its_blocks_places():
-    """dask writes each block's place (`block_info`) into the graph for a step whose signature takes
-    it: only an arg-reduction's over some axes, whose indices go into the whole range."""
+    """dask writes each block's place into the graph for a step whose signature takes it: only an
+    arg-reduction's over some axes, whose indices go into the whole range; by the block's id where
+    the reduced axes' blocks are regular, by `block_info` (a dict a block) where they are not."""
     from dask.utils import has_keyword
 
     from ops import dask_backend
@@ -116,9 +117,13 @@ def test_only_an_arg_reduction_asks_dask_for_its_blocks_places():
          for name, op, ep in (("sum", kps.ADD, kps.NONE), ("argmax", kps.ARGMAX, kps.INDEX))}
     assert dask_backend._placed(f["argmax"], (1,)) and not dask_backend._placed(f["argmax"], ())
     assert not dask_backend._placed(f["sum"], (1,))
-    for step, placed in ((dask_backend._BlockStates, False), (dask_backend._PlacedBlockStates, True),
-                         (dask_backend._BlockBits, False), (dask_backend._PlacedBlockBits, True)):
-        assert has_keyword(step(f["argmax"], axes=(1,), red_shape=(7,)), "block_info") == placed
+    regular, irregular = ((2, 2), (3, 3, 1)), ((2, 2), (3, 4))
+    for gpu in (False, True):
+        for name, chunks, keyword in (("sum", regular, None), ("argmax", regular, "block_id"),
+                                      ("argmax", irregular, "block_info"), ("argmax", ((4,), (7,)), "block_id")):
+            step = dask_backend._step(f[name], (1,), chunks, gpu)
+            assert [k for k in ("block_id", "block_info") if has_keyword(step, k)] == ([keyword] if keyword else [])
+            assert step.red_shape == (sum(chunks[1]),)
 
 
 def test_argmax_finds_the_first_of_ties_and_nan_across_blocks():

@@ -42,10 +42,9 @@ def test_raw_bits_give_back_the_accumulators(op, epilogue, dtype):
 
 
 def test_a_blocks_indices_are_placed_in_the_whole_range():
-    red_shape, axes = (4, 10), (0, 2)
-    info = [{"array-location": [(2, 4), (0, 3), (5, 10)]}]  # the block's rows 2-3 of 4, columns 5-9 of 10
+    red_shape, starts = (4, 10), (2, 5)  # the block's rows 2-3 of 4, columns 5-9 of 10
     local = np.array([0, 1, 5, 9, dask_backend.NO_INDEX])  # in the block's own (2, 5) reduced range
-    got = dask_backend._global_index(local, [2, 5], axes, red_shape, info)
+    got = dask_backend._global_index(local, [2, 5], starts, red_shape)
     expect = [2 * 10 + 5, 2 * 10 + 6, 3 * 10 + 5, 3 * 10 + 9, dask_backend.NO_INDEX]
     assert got.tolist() == expect
 
