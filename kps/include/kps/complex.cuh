@@ -32,6 +32,11 @@ struct alignas(2 * sizeof(T)) complex {
   __device__ __forceinline__ friend complex operator*(complex a, complex b) {
     return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
   }
+  // By a real number, part by part, as std::complex: a real count scales in two operations, not
+  // the four multiplications or three divisions of a complex operand whose imaginary part is 0.
+  __device__ __forceinline__ friend complex operator*(complex a, T b) { return {a.re * b, a.im * b}; }
+  __device__ __forceinline__ friend complex operator*(T a, complex b) { return {a * b.re, a * b.im}; }
+  __device__ __forceinline__ friend complex operator/(complex a, T b) { return {a.re / b, a.im / b}; }
   __device__ __forceinline__ friend complex operator/(complex a, complex b) {
     const T abs_re = b.re < T(0) ? -b.re : b.re, abs_im = b.im < T(0) ? -b.im : b.im;
     if (abs_re >= abs_im) {  // (a division by a real count: r = 0, den = the count, exact)

@@ -300,16 +300,28 @@ __device__ __forceinline__ T ShflXor(T v, int mask) {
   return u.value;
 }
 
-// A load that bypasses L1: partials written by other blocks of the same launch are read this way.
+// `sizeof(T) / sizeof(Word)` loads of `Word` that bypass L1, into one T.
+template <typename T, typename Word>
+__device__ __forceinline__ T LoadWordsCG(const T* p) {
+  constexpr int kWords = sizeof(T) / sizeof(Word);
+  union { T value; Word words[kWords]; } u;
+  const Word* w = reinterpret_cast<const Word*>(p);
+#pragma unroll
+  for (int i = 0; i < kWords; ++i) u.words[i] = __ldcg(w + i);
+  return u.value;
+}
+
+// A load that bypasses L1: partials written by other blocks of the same launch are read this way,
+// in the widest words T's size and alignment allow (a float64 partial is one 64-bit load, not two
+// of 32 bits).
 template <typename T>
 __device__ __forceinline__ T LoadGlobalCG(const T* p) {
-  if constexpr (sizeof(T) % 4 == 0) {
-    constexpr int kWords = sizeof(T) / 4;
-    union { T value; int words[kWords]; } u;
-    const int* w = reinterpret_cast<const int*>(p);
-#pragma unroll
-    for (int i = 0; i < kWords; ++i) u.words[i] = __ldcg(w + i);
-    return u.value;
+  if constexpr (sizeof(T) % 16 == 0 && alignof(T) >= 16) {
+    return LoadWordsCG<T, int4>(p);
+  } else if constexpr (sizeof(T) % 8 == 0 && alignof(T) >= 8) {
+    return LoadWordsCG<T, int2>(p);
+  } else if constexpr (sizeof(T) % 4 == 0) {
+    return LoadWordsCG<T, int>(p);
   } else if constexpr (!__is_class(T)) {  // bool, 1- and 2-byte integers
     return *reinterpret_cast<const volatile T*>(p);
   } else {  // a state of narrow fields (the extremes of bools): byte by byte
