@@ -65,7 +65,7 @@ def template_args(cfg: ReduceConfig, functors: Functors) -> List[Tuple[str, obje
         return args + [("FlatRuns", _bool(cfg.flat_runs)), ("SharedLanes", _bool(cfg.shared_lanes)),
                        ("InputShift", cfg.input_shift)]
     return args + [("VecIn", _bool(cfg.vec_in)), ("VecOut", _bool(cfg.vec_out)),
-                   ("ShiftedWords", _bool(bool(cfg.shifted_words)))]
+                   ("ShiftedWords", _bool(bool(cfg.shifted_words))), ("OneRow", _bool(cfg.one_row))]
 
 
 def _bool(flag) -> str:

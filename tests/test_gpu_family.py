@@ -19,7 +19,8 @@ from test_gpu import FLAT_SHAPES, STAGED_SHAPES, poison_pool  # noqa: E402
 
 DTYPES = [np.dtype(t) for t in (np.float32, np.float16, np.float64, np.int32, np.uint8, np.bool_)]
 PATH_SHAPES = ([((4096, 4096), (1,)), ((4096, 4096), (0,)), ((16, 1 << 20), (1,)), ((1 << 20, 16), (0,)),
-                ((1 << 22,), (0,)), ((64, 32, 3000), (0, 2))] + FLAT_SHAPES + STAGED_SHAPES[:8])
+                ((1 << 22,), (0,)), ((64, 32, 3000), (0, 2)), ((4099, 1), (1,))] + FLAT_SHAPES
+               + STAGED_SHAPES[:8])
 
 
 def _twice(fn, xd, axes, **kwargs):

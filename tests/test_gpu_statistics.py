@@ -23,7 +23,8 @@ DTYPES = [np.dtype(t) for t in (np.float32, np.float16, np.float64, np.int32, np
 
 #: Every reduce path: rows (inner), columns (outer), splits of each, flat runs, staged spans.
 PATH_SHAPES = ([((4096, 4096), (1,)), ((4096, 4096), (0,)), ((16, 1 << 20), (1,)), ((1 << 20, 16), (0,)),
-                ((1 << 22,), (0,)), ((64, 32, 3000), (0, 2))] + FLAT_SHAPES + STAGED_SHAPES[:8])
+                ((1 << 22,), (0,)), ((64, 32, 3000), (0, 2)), ((4099, 1), (1,))] + FLAT_SHAPES
+               + STAGED_SHAPES[:8])
 
 
 

@@ -137,6 +137,16 @@ def test_a_states_lanes_each_walk_several_steps_of_its_row():
         assert (state.lanes, state.num_splits) == (plain.lanes, 1), shape
 
 
+def test_a_reduction_over_a_length_of_one_is_a_map():
+    """Each output of a contiguous input reduces one element (its length-1 dims merge into one run
+    of outputs): ReduceOuter's OneRow, one tile row, no splits."""
+    for shape, axes in (((4099, 1), (1,)), ((3, 1, 1001), (1,)), ((1, 6, 1, 7), (0, 2)), ((5, 1, 3), (1,))):
+        for itemsize, acc, state in ((4, 8, False), (4, 32, True), (8, 48, True), (2, 4, False)):
+            cfg = plan(shape, axes, itemsize=itemsize, acc_itemsize=acc, state=state)
+            assert (cfg.kernel, cfg.num_red, cfg.one_row, cfg.ny, cfg.num_splits) == ("outer", 1, True, 1, 1)
+    assert not plan((64, 3), (0,)).one_row  # three rows: the loop
+
+
 def test_split_only_when_outputs_cannot_fill_the_gpu():
     assert plan((65536, 4096), (1,)).num_splits == 1
     assert plan((16, 1 << 24), (1,)).num_splits > 1

@@ -51,10 +51,14 @@ __device__ __forceinline__ void FoldColumnRows(typename R::acc_t (&acc)[VEC], Sr
 // (VEC == 1), read from the aligned words around it (kps::ReadWordsShifted) and folded by the
 // functors over words (kps.word_columns); the results are words of four bools, the last one of a
 // row stored byte by byte.
+// OneRow: each output reduces one element (a reduction over a length of 1 is a map): one fold of
+// the thread's row into the identity, no loop over rows, no combine across threads or splits, and
+// the count 1 passed to the epilogue as a constant.
 template <typename Tin, class R, class Tr, class Ep, int VEC, int NY, int BX, int BLOCK, int MIN_BLOCKS,
-          int KND, int RND, typename IndexT, bool VecIn, bool VecOut, bool ShiftedWords>
+          int KND, int RND, typename IndexT, bool VecIn, bool VecOut, bool ShiftedWords, bool OneRow>
 __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceOuter(const OuterParams<KND, RND, IndexT> p) {
   static_assert(!ShiftedWords || (VEC == 1 && !VecIn && sizeof(Tin) == 1), "a word a thread, from bytes");
+  static_assert(!OneRow || (NY == 1 && !ShiftedWords), "one element an output, of whole elements");
   using Acc = typename R::acc_t;
   using Tout = typename Ep::out_t;
   using Elem = typename kps::Select<ShiftedWords, unsigned, Tin>::type;
@@ -85,6 +89,21 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceOuter(const OuterPara
     // ShiftedWords: the bytes of this column's word inside the row
     const int word_bytes = ShiftedWords ? static_cast<int>(min(4ll, p.inner_bytes - 4 * static_cast<long long>(col))) : 0;
     kps::CarryFor<R, Tin, VEC> carry;
+    if constexpr (OneRow) {
+      if (ty != 0 || ncols == 0) continue;  // (a row of threads has the one row)
+      if (ncols == VEC) {
+        FoldColumnRows<R, Tr, Tin, Elem, VEC, 1, false, VecIn, false>(
+            acc, src, p.red, r_begin, static_cast<IndexT>(1), p.index_offset, p.inner_in_stride, 0, VEC, 1);
+      } else {
+        FoldColumnRows<R, Tr, Tin, Elem, VEC, 1, true, VecIn, false>(
+            acc, src, p.red, r_begin, static_cast<IndexT>(1), p.index_offset, p.inner_in_stride, 0, ncols, 1);
+      }
+      carry.Step(acc);
+      carry.Total(acc);
+      StoreColumns<Ep, VEC, VecOut>(y + out_off + col * p.inner_out_stride, acc, p.inner_out_stride, ncols, 1, p.look,
+                                    looked);
+      continue;
+    }
     IndexT r = r_begin + ty;
     if (ncols == VEC) {
       for (; r + (NY - 1) * kBY < r_end; r += kStep) {

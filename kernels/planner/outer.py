@@ -110,5 +110,6 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) 
         rows_per_split=rows_per_split, col_tiles=col_tiles, num_tiles=num_tiles,
         vec_in=vec_in, vec_out=vec_out, words=False, word_columns=cols.word_columns, shifted_words=cols.shifted_words,
         min_blocks=tuning.HEAVY_COL_MIN_BLOCKS if heavy else 0, split_group=group,
+        one_row=num_red == 1 and ny == 1 and not cols.shifted_words,
         in_offset=cols.in_offset, num_out=cols.num_out, num_red=num_red, block=block, index_offset=cols.index_offset,
     )

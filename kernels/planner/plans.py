@@ -194,6 +194,7 @@ class OuterPlan(TiledPlan):
     vec_out: bool = False  # vector stores allowed
     shifted_words: int = 0  # 1-byte kept columns off the word grid read four a word: their bytes
     split_group: int = 0  # splits per group of the combine (kps::GroupOfSplit)
+    one_row: bool = False  # each output reduces one element: a map (the kernel's OneRow)
 
     @property
     def combine_group(self) -> int:
