@@ -231,10 +231,25 @@ class _PlacedByInfo:
         return self.reduce_block(block, [where[a][0] for a in self.axes])
 
 
+class _StatesById(_PlacedById, _BlockStates):
+    """An arg-reduction's step over NumPy blocks of regular chunks."""
+
+
+class _StatesByInfo(_PlacedByInfo, _BlockStates):
+    """An arg-reduction's step over NumPy blocks of any chunks."""
+
+
+class _BitsById(_PlacedById, _BlockBits):
+    """An arg-reduction's step over CuPy blocks of regular chunks."""
+
+
+class _BitsByInfo(_PlacedByInfo, _BlockBits):
+    """An arg-reduction's step over CuPy blocks of any chunks."""
+
+
 #: The placed steps of each kind of block (see `_step`).
-_PLACED_BY_ID = {base: type(f"_Placed{base.__name__}ById", (_PlacedById, base), {}) for base in (_BlockStates, _BlockBits)}
-_PLACED_BY_INFO = {base: type(f"_Placed{base.__name__}ByInfo", (_PlacedByInfo, base), {})
-                   for base in (_BlockStates, _BlockBits)}
+_PLACED_BY_ID = {_BlockStates: _StatesById, _BlockBits: _BitsById}
+_PLACED_BY_INFO = {_BlockStates: _StatesByInfo, _BlockBits: _BitsByInfo}
 
 
 class _HostBits:
