@@ -170,7 +170,7 @@ class _BlockStates(_Step):
 
 def _block_states(block, axes, f: Functors, red_shape, starts) -> np.ndarray:
     index = None
-    if f.op.indexed and axes:  # the block's elements' places in the C-order flattening of the whole reduced range
+    if _placed(f, axes):  # the block's elements' places in the C-order flattening of the whole reduced range
         local = [block.shape[a] for a in axes]
         index = _global_index(np.arange(math.prod(local), dtype=np.int64), local, starts, red_shape)
     return numpy_backend.block_states(block, axes, f, index)
@@ -206,7 +206,7 @@ class _BlockBits(_Step):
         with cupy.cuda.Device(block.data.device_id):  # (the block's GPU, whatever this thread's current one)
             result = gpu_backend.run(_block_call(raw.functors(f), axes, block.shape), block)
             bits = cupy.stack(result, axis=-1) if isinstance(result, tuple) else result[..., None]
-            if f.op.indexed and axes:
+            if _placed(f, axes):
                 k = f.acc_dtype.names.index("i")
                 bits[..., k] = _global_index(bits[..., k], [block.shape[a] for a in axes], starts, self.red_shape,
                                              cupy)
