@@ -46,6 +46,20 @@ __device__ __forceinline__ void FoldColumnRows(typename R::acc_t (&acc)[VEC], Sr
   kps::ReduceUnary<R, Tr, Elem, VEC, NY, VEC, IsBoundary>(acc, raw, num_x, num_y, index);
 }
 
+// OneRow's work for one thread's columns: its one row folded into the identity, the carry closed,
+// the epilogue with the count 1, and the results stored.
+template <class R, class Tr, class Ep, typename Tin, typename Elem, int VEC, bool IsBoundary, bool VecIn, bool VecOut,
+          class Src, class Params, typename IndexT>
+__device__ __forceinline__ void MapColumns(typename R::acc_t (&acc)[VEC], Src src, typename Ep::out_t* dst,
+                                           const Params& p, IndexT row, int ncols, bool& looked) {
+  kps::CarryFor<R, Tin, VEC> carry;
+  FoldColumnRows<R, Tr, Tin, Elem, VEC, 1, IsBoundary, VecIn, false>(acc, src, p.red, row, static_cast<IndexT>(1),
+                                                                      p.index_offset, p.inner_in_stride, 0, ncols, 1);
+  carry.Step(acc);
+  carry.Total(acc);
+  StoreColumns<Ep, VEC, VecOut>(dst, acc, p.inner_out_stride, ncols, 1, p.look, looked);
+}
+
 // ShiftedWords: a 1-byte `any` / `all` of kept columns whose rows start anywhere in a word (W no
 // multiple of 4): Tin is bytes, the offsets count bytes, and a column is a word of four of them
 // (VEC == 1), read from the aligned words around it (kps::ReadWordsShifted) and folded by the
@@ -91,17 +105,14 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceOuter(const OuterPara
     kps::CarryFor<R, Tin, VEC> carry;
     if constexpr (OneRow) {
       if (ty != 0 || ncols == 0) continue;  // (a row of threads has the one row)
+      // (each branch stores its own results: merged after the branches, the epilogue would take the
+      // boundary's runtime counts and keep its divisions on the whole vectors too)
+      Tout* dst = y + out_off + col * p.inner_out_stride;
       if (ncols == VEC) {
-        FoldColumnRows<R, Tr, Tin, Elem, VEC, 1, false, VecIn, false>(
-            acc, src, p.red, r_begin, static_cast<IndexT>(1), p.index_offset, p.inner_in_stride, 0, VEC, 1);
+        MapColumns<R, Tr, Ep, Tin, Elem, VEC, false, VecIn, VecOut>(acc, src, dst, p, r_begin, VEC, looked);
       } else {
-        FoldColumnRows<R, Tr, Tin, Elem, VEC, 1, true, VecIn, false>(
-            acc, src, p.red, r_begin, static_cast<IndexT>(1), p.index_offset, p.inner_in_stride, 0, ncols, 1);
+        MapColumns<R, Tr, Ep, Tin, Elem, VEC, true, VecIn, VecOut>(acc, src, dst, p, r_begin, ncols, looked);
       }
-      carry.Step(acc);
-      carry.Total(acc);
-      StoreColumns<Ep, VEC, VecOut>(y + out_off + col * p.inner_out_stride, acc, p.inner_out_stride, ncols, 1, p.look,
-                                    looked);
       continue;
     }
     IndexT r = r_begin + ty;
