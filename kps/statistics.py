@@ -126,20 +126,21 @@ def ddof_code(ddof) -> str:
     return "f" + format(int(np.array(float(ddof), dtype=np.float64).view(np.uint64)), "016x")
 
 
-def _dof(ddof) -> str:
-    """n - ddof in the state's type (a float: the count is a float field), ddof exact: an integer
-    as a literal, any other real (0.5, inf, NaN) as its float64 bits."""
+def _dof(ddof, count: str = "a.n") -> str:
+    """count - ddof in the state's type (a float: the count is a float field), ddof exact: an
+    integer as a literal, any other real (0.5, inf, NaN) as its float64 bits."""
     value = str(ddof) if isinstance(ddof, int) else dtypes.cuda_literal(ddof, np.float64)
-    return f"(a.n - static_cast<decltype(a.n)>({value}))"
+    return f"({count} - static_cast<decltype(a.n)>({value}))"
 
 
-def _denominator(ddof) -> str:
+def _denominator(ddof, count: str = "a.n") -> str:
     # NumPy: the divisor is max(n - ddof, 0), so ddof >= n gives inf (or NaN for a zero M2). A
     # non-integer ddof may be NaN, which NumPy's maximum propagates and CUDA's max (fmax) would
     # drop: a select keeps it (NaN < 0 is false).
+    dof, zero = _dof(ddof, count), "static_cast<decltype(a.n)>(0)"
     if isinstance(ddof, int):
-        return f"max({_dof(ddof)[1:-1]}, static_cast<decltype(a.n)>(0))"
-    return f"({_dof(ddof)} < static_cast<decltype(a.n)>(0) ? static_cast<decltype(a.n)>(0) : {_dof(ddof)})"
+        return f"max({dof[1:-1]}, {zero})"
+    return f"({dof} < {zero} ? {zero} : {dof})"
 
 
 #: The names of the epilogues that divide by max(n - ddof, 0), numpy.var's divisor.
@@ -154,18 +155,23 @@ def clamps_dof(epilogue: Epilogue) -> bool:
 
 # M2, the sum of squared deviations from the mean, from the shifted sums: s2 - |s1|^2 / n, at most a
 # rounding below zero (clamped; NaN stays NaN). Adding NanOf(shift) (shift - shift: 0, or NaN for an
-# infinite or NaN shift, in either part of a complex one, whose sums may be 0: a slice of one inf) gives NumPy's NaN there, and +0.0 for -0.0.
-# The mean is shift + s1 / n. Both are NaN for n = 0.
-_M2 = "((a.s2 - kps::RealDot(a.s1, a.s1 / a.n)) + kps::NanOf(a.shift))"
-M2 = f"({_M2} < 0 ? static_cast<decltype(a.s2)>(0) : {_M2})"
-MEAN_OF_STATE = "(a.shift + a.s1 / a.n)"
+# infinite or NaN shift, in either part of a complex one, whose sums may be 0: a slice of one inf)
+# gives NumPy's NaN there, and +0.0 for -0.0. The mean is shift + s1 / n. Both are NaN for n = 0.
+def _m2(s1_over_n: str) -> str:
+    """M2 with `s1_over_n` the CUDA expression of s1 / n."""
+    raw = f"((a.s2 - kps::RealDot(a.s1, {s1_over_n})) + kps::NanOf(a.shift))"
+    return f"({raw} < 0 ? static_cast<decltype(a.s2)>(0) : {raw})"
 
 
-def m2_for(ddof) -> str:
+#: M2 of a state that counts its own elements (`a.n`: the NaN-skipping states of kps/nan.py).
+M2 = _m2("a.s1 / a.n")
+
+
+def m2_for(ddof, count: str = "a.n", m2: str = M2) -> str:
     """M2 for a ddof's epilogue. NumPy's M2 of nothing is 0 (a sum of no squares), which matters
     only where n - ddof > 0 for n = 0, a negative ddof: numpy.var of nothing with ddof=-1 is 0 / 1.
     For ddof >= 0 (or NaN) the quotient is NaN whatever M2 is, and the kernels keep the plain M2."""
-    return f"(a.n > 0 ? {M2} : static_cast<decltype(a.s2)>(0))" if ddof < 0 else M2
+    return f"({count} > 0 ? {m2} : static_cast<decltype(a.s2)>(0))" if ddof < 0 else m2
 
 
 def _numpy_m2(a):
@@ -175,11 +181,27 @@ def _numpy_m2(a):
     return np.where(a["n"] > 0, np.where(m2 < 0, 0, m2), 0).astype(m2.dtype)
 
 
+# A WELFORD state's count is the launch's count `n` (every element lifts to a count of 1), the same
+# for every output. So the epilogues below read `n`, not the state's `a.n`, and multiply by 1 / n
+# and 1 / max(n - ddof, 0): the compiler computes those once a thread instead of dividing for every
+# output (within an ulp of the quotients, in the state's float type). A var over short rows was
+# bound by those float64 divisions (docs/tuning.md).
+_N = "static_cast<decltype(a.n)>(n)"
+_ONE = "static_cast<decltype(a.n)>(1)"
+_MEAN_OF_N = f"(a.shift + a.s1 * ({_ONE} / {_N}))"
+
+
+def _quotient_of_n(ddof) -> str:
+    """M2 / max(n - ddof, 0) of a WELFORD state of the launch's `n` elements."""
+    m2 = m2_for(ddof, _N, _m2(f"a.s1 * ({_ONE} / {_N})"))
+    return f"({m2} * ({_ONE} / {_denominator(ddof, _N)}))"
+
+
 @lru_cache(maxsize=cache.DEFAULT_LIMIT)
 def variance(ddof) -> Epilogue:
     """The variance from a WELFORD state, dividing by max(n - ddof, 0) (one descriptor per ddof, any
     real number: ops.call.check_ddof gives an integral one as an int)."""
-    return Epilogue(f"variance_ddof{ddof_code(ddof)}", f"{m2_for(ddof)} / {_denominator(ddof)}",
+    return Epilogue(f"variance_ddof{ddof_code(ddof)}", _quotient_of_n(ddof),
                     lambda a, n: _numpy_m2(a) / np.maximum(a["n"] - ddof, 0))
 
 
@@ -188,7 +210,7 @@ def mean_and_variance(ddof) -> Epilogue:
     """The mean and the variance (divided by n - ddof) from one WELFORD state: two results per
     output, in numpy.mean's type (complex data: both complex, the variance's imaginary part 0). The
     mean of nothing is NaN, as NumPy's."""
-    return Epilogue(f"mean_variance_ddof{ddof_code(ddof)}", (MEAN_OF_STATE, f"{m2_for(ddof)} / {_denominator(ddof)}"),
+    return Epilogue(f"mean_variance_ddof{ddof_code(ddof)}", (_MEAN_OF_N, _quotient_of_n(ddof)),
                     lambda a, n: (a["shift"] + a["s1"] / a["n"], _numpy_m2(a) / np.maximum(a["n"] - ddof, 0)),
                     _mean_of_state)
 
@@ -196,5 +218,5 @@ def mean_and_variance(ddof) -> Epilogue:
 @lru_cache(maxsize=cache.DEFAULT_LIMIT)
 def std(ddof) -> Epilogue:
     """The standard deviation from a WELFORD state (the square root of `variance(ddof)`)."""
-    return Epilogue(f"std_ddof{ddof_code(ddof)}", f"sqrt({m2_for(ddof)} / {_denominator(ddof)})",
+    return Epilogue(f"std_ddof{ddof_code(ddof)}", f"sqrt({_quotient_of_n(ddof)})",
                     lambda a, n: np.sqrt(_numpy_m2(a) / np.maximum(a["n"] - ddof, 0)))
