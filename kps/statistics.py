@@ -200,7 +200,8 @@ def _quotient_of_n(ddof) -> str:
 @lru_cache(maxsize=cache.DEFAULT_LIMIT)
 def variance(ddof) -> Epilogue:
     """The variance from a WELFORD state, dividing by max(n - ddof, 0) (one descriptor per ddof, any
-    real number: ops.call.check_ddof gives an integral one as an int)."""
+    real number: ops.call.check_ddof gives an integral one as an int). The count is the launch's:
+    every element counts (a state that skips NaN takes kps.nan.nan_variance, which reads its own)."""
     return Epilogue(f"variance_ddof{ddof_code(ddof)}", _quotient_of_n(ddof),
                     lambda a, n: _numpy_m2(a) / np.maximum(a["n"] - ddof, 0))
 
