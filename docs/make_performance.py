@@ -43,6 +43,7 @@ python3 -m ops.bench --graph --json docs/data/bench_graph.json
 python3 -m ops.bench --accuracy --json docs/data/bench_accuracy.json
 python3 -m ops.bench --sweep --json docs/data/sweep.json --plot asv_benches/sweep.png
 python3 -m ops.bench --dask --json docs/data/dask.json              # dask-gpu extra; 1 and all GPUs
+python3 -m ops.bench --torch --json docs/data/torch.json            # small calls and backward, torch
 bash .ci/asv SHA                                                     # asv results of one commit
 python3 docs/make_performance.py                                     # this page
 ```
@@ -83,6 +84,8 @@ def _gbps(value) -> str:
 
 def _kind(data) -> Optional[str]:
     """What `python -m ops.bench` wrote this JSON for, from its content."""
+    if isinstance(data, dict) and isinstance(data.get("small"), list) and isinstance(data.get("backward"), list):
+        return "torch"
     rows = data.get("rows") if isinstance(data, dict) else data
     if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) for r in rows):
         return None
@@ -267,6 +270,27 @@ def dask_section(entries) -> List[str]:
     return out
 
 
+def torch_section(entries) -> List[str]:
+    """Per file: the small calls (CuPy in, torch in, torch.sum, an empty launch) and the backward
+    of this project's custom ops against torch's own (`--torch`)."""
+    out = []
+    for name, data in entries:
+        out += [f"From `{name}`: small calls, eager, no autograd (CUDA events, interleaved rounds).", "",
+                "| case | CuPy in us | torch in us | torch.sum us | empty launch us | torch in - CuPy in |",
+                "| --- | ---: | ---: | ---: | ---: | ---: |"]
+        for r in data["small"]:
+            out.append(f"| {r.get('case')} | {_fmt(r.get('cupy in'), '.2f')} | {_fmt(r.get('torch in'), '.2f')}"
+                       f" | {_fmt(r.get('torch.sum'), '.2f')} | {_fmt(r.get('empty launch'), '.2f')}"
+                       f" | {r['torch in'] - r['cupy in']:+.2f} us |")
+        out += ["", "The backward pass alone, this project's custom op against torch's own:", "",
+                "| op | shape | axis | MB | ours us | torch us | torch / ours |", "| --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+        for r in data["backward"]:
+            out.append(f"| {r.get('op')} | {r.get('shape')} | {r.get('axis')} | {r.get('MB')} | {_fmt(r.get('kps_us'), '.1f')}"
+                       f" | {_fmt(r.get('torch_us'), '.1f')} | {_fmt(r.get('vs_torch'), '.3f')}x |")
+        out.append("")
+    return out
+
+
 def load_asv(folder: Path) -> Tuple[List[dict], List[str]]:
     """The latest run of each machine: {machine, commit, date, results: {benchmark: {params: value}}}."""
     if not folder.is_dir():
@@ -354,7 +378,8 @@ def render(data_dir: Path, asv_dir: Path) -> str:
     for kind, title, fn in (("sweep", "Every width and layout (`--sweep`)", sweep_section),
                             ("graph", "Small cases from CUDA graphs (`--graph`)", graph_section),
                             ("accuracy", "Accuracy of float32 sums (`--accuracy`)", accuracy_section),
-                            ("dask", "Dask arrays (`--dask`)", dask_section)):
+                            ("dask", "Dask arrays (`--dask`)", dask_section),
+                            ("torch", "What a torch user pays (`--torch`)", torch_section)):
         if kind in bench:
             body += [f"## {title}", ""] + fn(bench[kind])
     lines += ["## Summary", ""]
