@@ -1,6 +1,6 @@
 """docs/make_performance.py, on the CPU: from a tiny benchmark JSON of the rows `python -m ops.bench`
-writes, it renders the per-op table with every case, a summary line and the asv summary; a missing
-data folder or asv folder is named in the page, not a crash."""
+writes, it renders the per-op table with every case, a summary line, the --graph and --torch tables
+and the asv summary; a missing data folder or asv folder is named in the page, not a crash."""
 from __future__ import annotations
 
 import importlib.util
@@ -49,6 +49,10 @@ def test_the_tables_name_every_case(tmp_path):
     (data / "bench_argmax.json").write_text(json.dumps({"ceiling_GBps": 2943.0, "rows": [_row("full_1d_256M", op="argmax")]}))
     (data / "bench_graph.json").write_text(json.dumps([{"case": "tiny_32x32", "direct_us": 11.7, "graph_us": 1.9,
                                                        "ok": True, "torch_direct_us": 12.1, "torch_graph_us": 2.3}]))
+    (data / "torch.json").write_text(json.dumps({  # as ops/bench/torch_bench.py writes it
+        "small": [{"case": "32x32, whole sum", "cupy in": 12.4, "torch in": 13.63, "torch.sum": 11.41, "empty launch": 7.04}],
+        "backward": [{"op": "var", "shape": "4096x4096", "axis": 1, "MB": 67, "kps_us": 250.3, "torch_us": 203.6,
+                      "vs_torch": 0.813}]}))
     (data / "notes.json").write_text(json.dumps({"something": "else"}))
     asv = tmp_path / "results"
     _asv(asv)
@@ -60,6 +64,8 @@ def test_the_tables_name_every_case(tmp_path):
     assert "### `sum`" in text and "### `argmax`" in text
     assert "`sum`: 2/3 cases at or faster than the best peer; 0 wrong" in text
     assert "| tiny_32x32 | 11.70 | 1.90 |" in text            # the --graph table
+    assert "| 32x32, whole sum | 12.40 | 13.63 | 11.41 | 7.04 | +1.23 us |" in text  # the --torch tables
+    assert "| var | 4096x4096 | 1 | 67 | 250.3 | 203.6 | 0.813x |" in text
     assert "`notes.json` skipped" in text
     assert "`abcdef01`" in text and "| full_1d_256M | 2980 | 2950 | 2900 | 99.5% |" in text
     assert "## How to reproduce" in text and "python3 -m ops.bench --json" in text
