@@ -102,7 +102,6 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceOuter(const OuterPara
     kps::Init(acc, R::Identity());
     // ShiftedWords: the bytes of this column's word inside the row
     const int word_bytes = ShiftedWords ? static_cast<int>(min(4ll, p.inner_bytes - 4 * static_cast<long long>(col))) : 0;
-    kps::CarryFor<R, Tin, VEC> carry;
     if constexpr (OneRow) {
       if (ty != 0 || ncols == 0) continue;  // (a row of threads has the one row)
       // (each branch stores its own results: merged after the branches, the epilogue would take the
@@ -115,6 +114,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceOuter(const OuterPara
       }
       continue;
     }
+    kps::CarryFor<R, Tin, VEC> carry;
     IndexT r = r_begin + ty;
     if (ncols == VEC) {
       for (; r + (NY - 1) * kBY < r_end; r += kStep) {
