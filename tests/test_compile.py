@@ -294,3 +294,28 @@ def test_selections_are_exact_and_sums_are_not():
     assert not any(op.exact for op in (kps.ADD, kps.MUL, kps.WELFORD))
     rendered = {op.name: kps.resolve(op, kps.IDENTITY, kps.NONE, np.dtype(np.float64)).render() for op in (kps.MAX, kps.ADD)}
     assert "enum { kExact = 1 };" in rendered["max"] and "enum { kExact = 0 };" in rendered["add"]
+
+
+def _ptx(f, cfg) -> str:
+    """The PTX of the kernel `cfg` launches for functors `f` (NVRTC, sm_90)."""
+    name = source.kernel_name(cfg, f)
+    prog = nvrtc.createProgram(source.program(f), "p.cu", [], [])
+    nvrtc.addNameExpression(prog, name)
+    nvrtc.compileProgram(prog, ["-arch=sm_90", "-std=c++17", "-DNDEBUG", f"-I{source.INCLUDE_DIR}",
+                                f"-I{kps.compiler.INCLUDE_DIR}"])
+    ptx = nvrtc.getPTX(prog)
+    return ptx.decode() if isinstance(ptx, bytes) else ptx
+
+
+@pytest.mark.parametrize("epilogue", [kps.variance(1), kps.std(0), kps.mean_and_variance(0.5)], ids=lambda e: e.name)
+def test_a_variance_multiplies_by_reciprocals_of_the_launch_count(epilogue):
+    """var, std and mean_var of a WELFORD state read the launch's count and multiply by 1 / n and
+    1 / max(n - ddof, 0) (kps/statistics.py): a var over rows of 2, where two float64 divisions an
+    output set the speed (docs/tuning.md), compiles to reciprocals and no float64 division. A
+    NaN-skipping state counts its own numbers and divides by them."""
+    shape = (1 << 20, 2)
+    cfg = config.plan(shape, (2, 1), (1,), (1,), 4, 4, 132, acc_itemsize=32, state=True)
+    ptx = _ptx(kps.resolve(kps.WELFORD, kps.IDENTITY, epilogue, np.dtype(np.float32)), cfg)
+    assert "rcp.rn.f64" in ptx and "div.rn.f64" not in ptx
+    nan = kps.resolve(kps.nan.NAN_WELFORD, kps.IDENTITY, kps.nan.nan_variance(1), np.dtype(np.float32))
+    assert "div.rn.f64" in _ptx(nan, cfg)
