@@ -157,8 +157,27 @@ class ReduceOp:
             raise TypeError("heavy: only a state op is planned as heavy (declare `state` and `lift`)")
 
     def state_dtype(self, acc: np.dtype) -> np.dtype:
-        """The accumulator's layout as a NumPy structured dtype (C's field order and padding)."""
-        return np.dtype([(name, _field_dtype(t, acc)) for name, t in self.state], align=True)
+        """The accumulator's layout as a NumPy structured dtype: the CUDA struct's field order,
+        offsets and size (the kernels' partials and shared memory are sized by it). A complex field
+        aligns to its whole size, as kps::complex<T> does (alignas(2 * sizeof(T))), where NumPy's
+        own alignment is its part's: complex Welford's state is 64 bytes, not NumPy's 48. The
+        rendered struct checks every offset and the size where it compiles (`_render_state`)."""
+        names, formats, offsets, end, widest = [], [], [], 0, 1
+        for name, t in self.state:
+            field = _field_dtype(t, acc)
+            align = _cuda_alignment(field)
+            offsets.append(-(-end // align) * align)
+            names.append(name)
+            formats.append(field)
+            end, widest = offsets[-1] + field.itemsize, max(widest, align)
+        return np.dtype({"names": names, "formats": formats, "offsets": offsets,
+                         "itemsize": -(-end // widest) * widest})
+
+
+def _cuda_alignment(dtype: np.dtype) -> int:
+    """A state field's alignment in CUDA: a complex number's whole size (kps::complex<T> is
+    alignas(2 * sizeof(T))), else NumPy's."""
+    return dtype.itemsize if dtype.kind == "c" else dtype.alignment
 
 
 def _field_dtype(t: str, acc: np.dtype) -> np.dtype:
@@ -390,8 +409,14 @@ class Functors:
         fields = [(name, self.acc_dtype.fields[name][0]) for name, _ in self.op.state]
         identity = self.op.identity(self.value_dtype)
         init = " ".join(f"a.{name} = {dtypes.cuda_literal(identity[name], dt)};" for name, dt in fields)
+        # (NVRTC has no offsetof in constant expressions: the size, and each field's alignment in
+        # C's order, pin the offsets the NumPy twin computed)
+        layout = "".join(f"static_assert(alignof(decltype({state}::{name})) == {_cuda_alignment(dt)}, "
+                         f"\"{state}.{name}: the alignment of its NumPy twin\");\n" for name, dt in fields)
         return (
             f"struct {state} {{\n" + "".join(f"  {dtypes.cuda_type(dt)} {name};\n" for name, dt in fields) + "};\n"
+            f"static_assert(sizeof({state}) == {self.acc_dtype.itemsize}, \"{state}: the size of its NumPy twin\");\n"
+            + layout +
             f"struct {self.reduce_struct} {{\n"
             f"  typedef {state} acc_t;\n"
             f"  typedef {value} value_t;\n"

@@ -159,3 +159,17 @@ def test_the_widest_states_take_the_kernels_that_hold_them():
             cfg = config.plan(shape, strides, axes, out_strides, 8, 8, 132, acc_itemsize=acc, state=True)
             kernels[acc] = cfg.kernel
         assert kernels[32] == "staged" and kernels[64] != "staged", (shape, kernels)
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_a_complex_state_is_laid_out_as_its_cuda_struct(dtype):
+    """A state's NumPy twin has the CUDA struct's offsets and size, which size the kernels' partials:
+    kps::complex<T> aligns to its whole size, so complex Welford's state (a count, a complex shift
+    and sum, a real sum of squares) is 64 bytes with its complex fields at 16 and 32, not NumPy's
+    packed 48 (a split launch's partials overran their buffer by a quarter). Every program also
+    checks the size and each field's alignment where it compiles (kps/functors.py)."""
+    welford = kps.resolve(kps.WELFORD, kps.IDENTITY, kps.variance(0), np.dtype(dtype)).acc_dtype
+    assert welford.itemsize == 64
+    assert [welford.fields[name][1] for name in ("n", "shift", "s1", "s2")] == [0, 16, 32, 48]
+    count = kps.resolve(kps.nan.SUM_COUNT, kps.IDENTITY, kps.nan.MEAN_OF_NUMBERS, np.dtype(dtype)).acc_dtype
+    assert count.itemsize == 32  # a complex sum and a real count: padded to the complex sum's 16
