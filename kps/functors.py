@@ -161,7 +161,8 @@ class ReduceOp:
         offsets and size (the kernels' partials and shared memory are sized by it). A complex field
         aligns to its whole size, as kps::complex<T> does (alignas(2 * sizeof(T))), where NumPy's
         own alignment is its part's: complex Welford's state is 64 bytes, not NumPy's 48. The
-        rendered struct checks every offset and the size where it compiles (`_render_state`)."""
+        rendered struct checks its size and each field's alignment where it compiles
+        (`_render_state`), which pins these offsets."""
         names, formats, offsets, end, widest = [], [], [], 0, 1
         for name, t in self.state:
             field = _field_dtype(t, acc)
