@@ -163,16 +163,21 @@ class ReduceOp:
         own alignment is its part's: complex Welford's state is 64 bytes, not NumPy's 48. The
         rendered struct checks its size and each field's alignment where it compiles
         (`_render_state`), which pins these offsets."""
-        names, formats, offsets, end, widest = [], [], [], 0, 1
-        for name, t in self.state:
-            field = _field_dtype(t, acc)
-            align = _cuda_alignment(field)
-            offsets.append(-(-end // align) * align)
-            names.append(name)
-            formats.append(field)
-            end, widest = offsets[-1] + field.itemsize, max(widest, align)
-        return np.dtype({"names": names, "formats": formats, "offsets": offsets,
-                         "itemsize": -(-end // widest) * widest})
+        return _state_layout(self.state, np.dtype(acc))
+
+
+@lru_cache(maxsize=cache.DEFAULT_LIMIT)
+def _state_layout(state: tuple, acc: np.dtype) -> np.dtype:
+    """`ReduceOp.state_dtype`, once per (fields, accumulate dtype): every checked call resolves one."""
+    names, formats, offsets, end, widest = [], [], [], 0, 1
+    for name, t in state:
+        field = _field_dtype(t, acc)
+        align = _cuda_alignment(field)
+        offsets.append(-(-end // align) * align)
+        names.append(name)
+        formats.append(field)
+        end, widest = offsets[-1] + field.itemsize, max(widest, align)
+    return np.dtype({"names": names, "formats": formats, "offsets": offsets, "itemsize": -(-end // widest) * widest})
 
 
 def _cuda_alignment(dtype: np.dtype) -> int:

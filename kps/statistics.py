@@ -188,12 +188,13 @@ def _numpy_m2(a):
 # bound by those float64 divisions (docs/tuning.md).
 _N = "static_cast<decltype(a.n)>(n)"
 _ONE = "static_cast<decltype(a.n)>(1)"
-_MEAN_OF_N = f"(a.shift + a.s1 * ({_ONE} / {_N}))"
+_INV_N = f"({_ONE} / {_N})"
+_MEAN_OF_N = f"(a.shift + a.s1 * {_INV_N})"
 
 
 def _quotient_of_n(ddof) -> str:
     """M2 / max(n - ddof, 0) of a WELFORD state of the launch's `n` elements."""
-    m2 = m2_for(ddof, _N, _m2(f"a.s1 * ({_ONE} / {_N})"))
+    m2 = m2_for(ddof, _N, _m2(f"a.s1 * {_INV_N}"))
     return f"({m2} * ({_ONE} / {_denominator(ddof, _N)}))"
 
 
