@@ -282,11 +282,15 @@ def torch_section(entries) -> List[str]:
             out.append(f"| {r.get('case')} | {_fmt(r.get('cupy in'), '.2f')} | {_fmt(r.get('torch in'), '.2f')}"
                        f" | {_fmt(r.get('torch.sum'), '.2f')} | {_fmt(r.get('empty launch'), '.2f')}"
                        f" | {r['torch in'] - r['cupy in']:+.2f} us |")
-        out += ["", "The backward pass alone, this project's custom op against torch's own:", "",
-                "| op | shape | axis | MB | ours us | torch us | torch / ours |", "| --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+        out += ["", "The backward pass alone, this project's against torch's own; beside sum, the floor of any"
+                " backward written in Python (a bare autograd.Function returning torch's own view):", "",
+                "| op | shape | axis | MB | ours us | torch us | torch / ours | Python floor us | torch / floor |",
+                "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
         for r in data["backward"]:
+            floor = (f"{_fmt(r.get('floor_us'), '.1f')} | {_fmt(r.get('floor_vs_torch'), '.3f')}x"
+                     if "floor_us" in r else " | ")
             out.append(f"| {r.get('op')} | {r.get('shape')} | {r.get('axis')} | {r.get('MB')} | {_fmt(r.get('kps_us'), '.1f')}"
-                       f" | {_fmt(r.get('torch_us'), '.1f')} | {_fmt(r.get('vs_torch'), '.3f')}x |")
+                       f" | {_fmt(r.get('torch_us'), '.1f')} | {_fmt(r.get('vs_torch'), '.3f')}x | {floor} |")
         out.append("")
     return out
 

@@ -89,7 +89,7 @@ def torch_dtype(np_dtype):
     return getattr(torch, np.dtype(np_dtype).name)
 
 
-def _cupy_view(t):
+def cupy_view(t):
     """Zero-copy CuPy view of a CUDA tensor, built from its pointer, shape and strides (no DLPack
     round trip: that costs tens of microseconds a call), and the dtype it holds."""
     import cupy
@@ -113,7 +113,8 @@ def _numpy_view(t):
     return t.numpy()
 
 
-def _torch_stream_context(t):
+def torch_stream_context(t):
+    """A context maker: within it, t's device and torch's current stream there are CuPy's."""
     import cupy
     import torch
 
@@ -167,20 +168,20 @@ def _dlpack_device(x):
 def _adapt_torch_cuda(x, out) -> Adapted:
     import torch
 
-    ctx = _torch_stream_context(x)
-    xv, in_dtype = _cupy_view(x)
+    ctx = torch_stream_context(x)
+    xv, in_dtype = cupy_view(x)
     outv = out_dtype = None
     if out is not None:
         if not is_torch(out) or not out.is_cuda:
             raise TypeError(f"out: expected a CUDA torch.Tensor for a CUDA torch input, got {type(out).__name__}")
         if out.device != x.device:
             raise ValueError(f"out: on {out.device}, the input is on {x.device}")
-        outv, out_dtype = _cupy_view(out)
+        outv, out_dtype = cupy_view(out)
 
     def allocate(shape, dtype):
         # torch's own allocator, on torch's current stream: the result is an ordinary tensor
         t = torch.empty(shape, dtype=torch_dtype(dtype), device=x.device)
-        return _cupy_view(t)[0], t
+        return cupy_view(t)[0], t
 
     def wrap(result, result_dtype):
         return out if out is not None else result

@@ -21,6 +21,8 @@ from typing import Callable, Optional
 
 import torch
 
+from . import torch_kernels
+
 
 @dataclass
 class Reduced:
@@ -133,9 +135,21 @@ def _logsumexp(r: Reduced, g):
     return r.keep(g) * torch.exp(r.x - r.keep(r.out[0]))
 
 
-def _centred(r: Reduced):
-    """x minus its mean over the reduced axes (torch's var_backward recomputes it too)."""
-    return r.x - r.total(r.x) / r.n if r.axes else torch.zeros_like(r.x)
+def centred_scaled(r: Reduced, scale, mean=None, shift=None):
+    """(x - mean) * scale (+ shift): x about the mean of its slice (`mean` the op's own, or computed
+    as torch's var_backward recomputes it), scaled and shifted by tensors of the reduced shape kept.
+    One pass over x where ops/torch_kernels.py applies (eager CUDA calls), torch's ops elsewhere."""
+    if not r.axes:  # each slice one element, its own mean
+        centred = torch.zeros_like(r.x)
+        return centred if shift is None else centred + shift
+    if torch_kernels.applies(r.x):
+        if mean is None:
+            mean = r.x.mean(dim=r.axes, keepdim=True, dtype=torch_kernels.wide(r.x.dtype))
+        grad = torch_kernels.centred_scaled(r.x, r.axes, mean, scale, shift)
+        if grad is not None:
+            return grad
+    centred = r.x - (r.total(r.x) / r.n if mean is None else mean)
+    return scale * centred if shift is None else scale * centred + shift
 
 
 def _scale(d):
@@ -144,21 +158,21 @@ def _scale(d):
 
 
 def _var(r: Reduced, g):
-    return (r.keep(g) * (2 * _scale(r.divisor(r.n)))) * _centred(r)
+    return centred_scaled(r, r.keep(g) * (2 * _scale(r.divisor(r.n))))
 
 
 def _std(r: Reduced, g):
-    return (r.keep(g) * _scale(r.divisor(r.n)) / r.keep(r.out[0])) * _centred(r)
+    return centred_scaled(r, r.keep(g) * _scale(r.divisor(r.n)) / r.keep(r.out[0]))
 
 
 def _mean_var(r: Reduced, g_mean, g_var):
     """(mean, var): the mean's gradient and the variance's, about the mean the op returned."""
-    grad = torch.zeros((), dtype=r.out[0].dtype, device=r.out[0].device)
+    mean_grad = None
     if g_mean is not None:
-        grad = r.keep(g_mean / r.n) if r.n else r.keep(g_mean)
-    if g_var is not None:
-        grad = grad + (r.keep(g_var) * (2 * _scale(r.divisor(r.n)))) * (r.x - r.keep(r.out[0]))
-    return grad
+        mean_grad = r.keep(g_mean / r.n) if r.n else r.keep(g_mean)
+    if g_var is None:
+        return mean_grad if mean_grad is not None else torch.zeros((), dtype=r.out[0].dtype, device=r.out[0].device)
+    return centred_scaled(r, r.keep(g_var) * (2 * _scale(r.divisor(r.n))), mean=r.keep(r.out[0]), shift=mean_grad)
 
 
 def _nansum(r: Reduced, g):

@@ -4,7 +4,10 @@ whose results are floats, with its torch twin's gradient (ops/torch_grads.py, th
 entry names).
 
 `ops.reduce_*` route a torch tensor here while torch.compile traces the call or autograd records it
-(ops/torch_route.py); eager calls without autograd keep the direct path. Every entry of the table
+(ops/torch_route.py); eager calls without autograd keep the direct path. Where autograd records an
+eager call (no trace), a differentiable op runs as a `torch.autograd.Function` of the same
+implementation and backward instead of through the custom op's dispatch, whose autograd wrapper and
+redispatch cost more than the rest of such a call (`eager_function`). Every entry of the table
 (ops/named.py) with torch arguments (`named.torch_args`) and a torch twin or a gradient is one
 custom op, `(Tensor x, int[]? axis, bool keepdims, <its arguments>) -> Tensor` (a pair: `(Tensor,
 Tensor)`), whose implementation is the op's eager function (ops/build.py, ops/own.py: no routing).
@@ -112,7 +115,9 @@ def _register(entry: named.Named):
         return results if entry.outputs > 1 else results[0]
 
     if entry.grad is not None:
-        _differentiate(op, entry, names)
+        setup_context, backward = _backward(entry, names)
+        op.register_autograd(backward, setup_context=setup_context)
+        _FUNCTIONS[entry.name] = eager_function(entry.name, impl, setup_context, backward)
     return op
 
 
@@ -120,9 +125,9 @@ def _same(value):
     return value
 
 
-def _differentiate(op, entry: named.Named, names: tuple):
-    """Register `entry`'s gradient (its formula in ops/torch_grads.py) as `op`'s backward: the
-    formula's gradient broadcast to the input's shape (a view) in the input's dtype."""
+def _backward(entry: named.Named, names: tuple):
+    """`entry`'s (setup_context, backward) for torch's autograd: its formula (ops/torch_grads.py),
+    the gradient broadcast to the input's shape (a view) in the input's dtype."""
     formula = torch_grads.FORMULAS[entry.grad]
 
     def setup_context(ctx, inputs, output):
@@ -144,12 +149,35 @@ def _differentiate(op, entry: named.Named, names: tuple):
             grad = grad.to(ctx.dtype)
         return (grad, None, None) + (None,) * len(names)
 
-    op.register_autograd(backward, setup_context=setup_context)
+    return setup_context, backward
+
+
+def eager_function(name: str, impl, setup_context, backward):
+    """The op as a `torch.autograd.Function` for eager calls that autograd records: the custom op's
+    implementation, setup_context and backward, without the dispatcher's autograd wrapper around them
+    (the custom op stays what torch.compile and torch.func transforms see). A forward that takes
+    `ctx`: with a separate setup_context, every `apply` binds its arguments with inspect.signature,
+    which cost more than the rest of the call (CPU tensors, cProfile)."""
+
+    def forward(ctx, *inputs):
+        output = impl(*inputs)
+        setup_context(ctx, inputs, output)
+        return output
+
+    return type(f"{name}_function", (torch.autograd.Function,),
+                {"forward": staticmethod(forward), "backward": staticmethod(backward)})
 
 
 #: Every named op with a torch custom op (ops/named.py), and its eager function.
 _EAGER = {entry.name: _eager(entry) for entry in named.TABLE if named.has_torch_op(entry)}
+#: The differentiable ones as autograd Functions (`eager_function`), filled by `_register`.
+_FUNCTIONS = {}
 _registered = {name: _register(named.BY_NAME[name]) for name in _EAGER}
+
+
+#: Whether a torch.func transform (vmap, grad, ...) is active: the custom op then (what torch's own
+#: autograd.Function.apply asks).
+_functorch_active = torch._C._are_functorch_transforms_active
 
 
 def call(name: str, x, axis, keepdims, out, **kwargs):
@@ -163,4 +191,7 @@ def call(name: str, x, axis, keepdims, out, **kwargs):
     for _, arg, default in named.torch_args(named.BY_NAME[name]):
         value = kwargs.get(arg, default)
         args.append(value if value is None or arg not in _TO_SCHEMA else _TO_SCHEMA[arg](value))
+    function = _FUNCTIONS.get(name)
+    if function is not None and not torch.compiler.is_compiling() and not _functorch_active():
+        return function.apply(*args)
     return _registered[name](*args)

@@ -52,7 +52,9 @@ def test_the_tables_name_every_case(tmp_path):
     (data / "torch.json").write_text(json.dumps({  # as ops/bench/torch_bench.py writes it
         "small": [{"case": "32x32, whole sum", "cupy in": 12.4, "torch in": 13.63, "torch.sum": 11.41, "empty launch": 7.04}],
         "backward": [{"op": "var", "shape": "4096x4096", "axis": 1, "MB": 67, "kps_us": 250.3, "torch_us": 203.6,
-                      "vs_torch": 0.813}]}))
+                      "vs_torch": 0.813},
+                     {"op": "sum", "shape": "4096x4096", "axis": 1, "MB": 67, "kps_us": 98.1, "torch_us": 86.6,
+                      "vs_torch": 0.883, "floor_us": 95.0, "floor_vs_torch": 0.911}]}))
     (data / "notes.json").write_text(json.dumps({"something": "else"}))
     asv = tmp_path / "results"
     _asv(asv)
@@ -65,7 +67,8 @@ def test_the_tables_name_every_case(tmp_path):
     assert "`sum`: 2/3 cases at or faster than the best peer; 0 wrong" in text
     assert "| tiny_32x32 | 11.70 | 1.90 |" in text            # the --graph table
     assert "| 32x32, whole sum | 12.40 | 13.63 | 11.41 | 7.04 | +1.23 us |" in text  # the --torch tables
-    assert "| var | 4096x4096 | 1 | 67 | 250.3 | 203.6 | 0.813x |" in text
+    assert "| var | 4096x4096 | 1 | 67 | 250.3 | 203.6 | 0.813x |  |  |" in text
+    assert "| sum | 4096x4096 | 1 | 67 | 98.1 | 86.6 | 0.883x | 95.0 | 0.911x |" in text  # the Python floor
     assert "`notes.json` skipped" in text
     assert "`abcdef01`" in text and "| full_1d_256M | 2980 | 2950 | 2900 | 99.5% |" in text
     assert "## How to reproduce" in text and "python3 -m ops.bench --json" in text

@@ -80,3 +80,59 @@ def test_no_public_op_detaches_a_cuda_result_silently(name, entry):
 
 def test_a_training_step_on_cuda_compiles_whole_with_torchs_gradients():
     check_compiled_training_step("cuda")
+
+
+def _spy_on_the_kernel(monkeypatch):
+    from ops import torch_kernels
+
+    calls = []
+    real = torch_kernels.centred_scaled
+    monkeypatch.setattr(torch_kernels, "centred_scaled", lambda *a, **k: calls.append(1) or real(*a, **k))
+    return calls
+
+
+#: (ours, torch's own in float64) for the gradients that centre x.
+CENTRED = {
+    "var": (lambda t, ax, kd: ops.reduce_var(t, axis=ax, keepdims=kd, ddof=1),
+            lambda t, ax, kd: torch.var(t, dim=ax, keepdim=kd, correction=1)),
+    "std": (lambda t, ax, kd: ops.reduce_std(t, axis=ax, keepdims=kd),
+            lambda t, ax, kd: torch.std(t, dim=ax, keepdim=kd, correction=0)),
+    "mean_var": (lambda t, ax, kd: sum(r * w for r, w in zip(ops.reduce_mean_var(t, axis=ax, keepdims=kd), (0.3, 1.7))),
+                 lambda t, ax, kd: sum(r * w for r, w in zip(torch.var_mean(t, dim=ax, keepdim=kd, correction=0)[::-1],
+                                                             (0.3, 1.7)))),
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize("name", sorted(CENTRED))
+def test_centred_gradients_take_one_kernel_and_are_torchs(monkeypatch, name, dtype):
+    """var, std and mean_var's eager CUDA backward is one kernel over x (ops/torch_kernels.py), on
+    contiguous tensors and strided views, over one axis and several, with keepdims, equal to torch's
+    own in float64 within the dtype's rounding."""
+    calls = _spy_on_the_kernel(monkeypatch)
+    ours, theirs = CENTRED[name]
+    gen = torch.Generator(device="cuda").manual_seed(len(name) + dtype.itemsize)
+    base = 3 + torch.randn(40, 6, 64, device="cuda", dtype=torch.float64, generator=gen)
+    tol = {torch.float16: 1e-2, torch.bfloat16: 5e-2, torch.float32: 1e-5, torch.float64: 1e-10}[dtype]
+    for axis, keepdims, view in (((2,), False, 0), ((0, 2), True, 1), ((1,), False, 0), ((2,), True, 1), ((0,), False, 1)):
+        x = base.to(dtype)  # contiguous (16-byte vectors), or (64, 6, 40) strided
+        x = (x.transpose(0, 2) if view else x).requires_grad_()
+        out = ours(x, axis, keepdims)
+        g = torch.randn(out.shape, device="cuda", dtype=torch.float64, generator=gen)
+        before = len(calls)
+        (mine,) = torch.autograd.grad(out, x, g.to(out.dtype))
+        assert len(calls) == before + 1 and mine.dtype == dtype and mine.shape == x.shape
+        x64 = x.detach().double().requires_grad_()
+        (expect,) = torch.autograd.grad(theirs(x64, axis, keepdims), x64, g)
+        torch.testing.assert_close(mine.double(), expect, rtol=tol, atol=tol * expect.abs().max().item())
+
+
+def test_a_centred_gradient_that_autograd_records_takes_torchs_ops(monkeypatch):
+    """create_graph=True: the backward's own ops are recorded (no kernel), and the second derivative
+    of var is torch's."""
+    calls = _spy_on_the_kernel(monkeypatch)
+    x = torch.randn(8, 30, device="cuda", dtype=torch.float64, requires_grad=True)
+    (mine,) = torch.autograd.grad(ops.reduce_var(x, axis=1).sum(), x, create_graph=True)
+    (theirs,) = torch.autograd.grad(torch.var(x, dim=1, correction=0).sum(), x, create_graph=True)
+    assert not calls
+    torch.testing.assert_close(torch.autograd.grad((mine ** 2).sum(), x)[0], torch.autograd.grad((theirs ** 2).sum(), x)[0])

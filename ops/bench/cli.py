@@ -97,7 +97,9 @@ def main_torch(args) -> int:
     behind = [r for r in small if r["torch in"] > r["torch.sum"]]
     print(f"summary: torch in at most {worst:+.2f} us over CuPy in; {len(small) - len(behind)}/{len(small)} small"
           f" calls at or ahead of torch.sum; backward at or ahead of torch's on"
-          f" {sum(r['vs_torch'] >= 1 for r in back)}/{len(back)}")
+          f" {sum(r['vs_torch'] >= 1 for r in back)}/{len(back)}; a bare Python node's sum backward at"
+          f" {min(r['floor_vs_torch'] for r in back if 'floor_vs_torch' in r):.3f}x-"
+          f"{max(r['floor_vs_torch'] for r in back if 'floor_vs_torch' in r):.3f}x of torch's")
     if args.json:
         Path(args.json).write_text(json.dumps({"small": small, "backward": back}, indent=1))
     return 0

@@ -3,7 +3,9 @@
 - small calls (eager, no autograd): one call of this project on a CuPy array and on a torch tensor,
   torch.sum, and an empty kernel launch, CUDA events around each call, interleaved rounds;
 - backward: the gradient of sum, mean and var over 64 MB and 256 MB float32 inputs, this project's
-  (its custom op's formula, ops/torch_grads.py) against torch's own, the backward pass alone.
+  (its custom op's formula, ops/torch_grads.py) against torch's own, the backward pass alone. Beside
+  sum, the floor of any backward written in Python: a bare `torch.autograd.Function` whose backward
+  is the same view (`g` unsqueezed and expanded) that torch's SumBackward returns from C++.
 """
 from __future__ import annotations
 
@@ -46,6 +48,21 @@ def small_calls(repeat: int = 200) -> List[dict]:
     return rows
 
 
+def _bare_sum(torch, shape, axis):
+    """A sum whose backward is a bare Python node returning torch's own view: the floor."""
+
+    class BareSum(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.sum(axis)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g.unsqueeze(axis).expand(shape)
+
+    return BareSum.apply
+
+
 def backward(repeat: int = 20) -> List[dict]:
     import torch
 
@@ -55,15 +72,20 @@ def backward(repeat: int = 20) -> List[dict]:
     for (shape, axis) in BACKWARD_SHAPES:
         x = torch.randn(shape, device="cuda").requires_grad_()
         for op, own in BACKWARD_OPS.items():
-            ours, theirs = getattr(ops, f"reduce_{op}")(x, axis=axis), getattr(torch, own)(x, dim=axis)
-            g = torch.randn_like(theirs)
-            fns = {"kps": lambda: torch.autograd.grad(ours, x, g, retain_graph=True),
-                   "torch": lambda: torch.autograd.grad(theirs, x, g, retain_graph=True)}
+            outs = {"kps": getattr(ops, f"reduce_{op}")(x, axis=axis), "torch": getattr(torch, own)(x, dim=axis)}
+            if op == "sum":
+                outs["floor"] = _bare_sum(torch, shape, axis)(x)
+            g = torch.randn_like(outs["torch"])
+            fns = {name: (lambda out=out: torch.autograd.grad(out, x, g, retain_graph=True))
+                   for name, out in outs.items()}
             us = timing.interleaved_us(fns, warmup=3, repeat=repeat, rounds=5)
             mb = x.numel() * 4 / 1e6
-            rows.append({"op": op, "shape": "x".join(map(str, shape)), "axis": axis, "MB": round(mb),
-                         "kps_us": round(us["kps"], 1), "torch_us": round(us["torch"], 1),
-                         "vs_torch": round(us["torch"] / us["kps"], 3)})
+            row = {"op": op, "shape": "x".join(map(str, shape)), "axis": axis, "MB": round(mb),
+                   "kps_us": round(us["kps"], 1), "torch_us": round(us["torch"], 1),
+                   "vs_torch": round(us["torch"] / us["kps"], 3)}
+            if "floor" in us:
+                row.update(floor_us=round(us["floor"], 1), floor_vs_torch=round(us["torch"] / us["floor"], 3))
+            rows.append(row)
     return rows
 
 
@@ -77,9 +99,11 @@ def small_table(rows) -> str:
 
 
 def backward_table(rows) -> str:
-    head = f"{'op':5} {'shape':>11} {'axis':>4} {'MB':>5} | {'kps us':>8} | {'torch us':>8} | vs torch"
+    head = (f"{'op':5} {'shape':>11} {'axis':>4} {'MB':>5} | {'kps us':>8} | {'torch us':>8} | vs torch | "
+            "Python floor us (vs torch)")
     lines = [head, "-" * len(head)]
     for r in rows:
+        floor = f"{r['floor_us']:8.1f} ({r['floor_vs_torch']:.3f}x)" if "floor_us" in r else ""
         lines.append(f"{r['op']:5} {r['shape']:>11} {r['axis']:>4} {r['MB']:5} | {r['kps_us']:8.1f} | "
-                     f"{r['torch_us']:8.1f} | {r['vs_torch']:.3f}x")
+                     f"{r['torch_us']:8.1f} | {r['vs_torch']:.3f}x  | {floor}")
     return "\n".join(lines)

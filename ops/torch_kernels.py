@@ -1,0 +1,223 @@
+"""The backward formulas' one-pass kernel on CUDA tensors (ops/torch_grads.py): `(x - mean) * scale
+(+ shift)`, the mean, scale and shift given per result (the reduced shape kept) and broadcast over
+each result's slice of x.
+
+torch's own var backward, `grad * (2 / d) * (x - x.mean(dims, keepdim=True))`, runs a subtract and
+a multiply over the input, each reading and writing a tensor of x's size. Here x is read once and
+the gradient written once, the arithmetic in float32 (float64 for float64 data), so float16 data
+keep a scale such as 2 / n that float16 would flush. Eager calls only (`applies`): where autograd
+records the backward itself (create_graph=True), or torch.compile or a torch.func transform traces
+it, the formulas' torch ops run instead (they differentiate, and inductor fuses them).
+
+A thread takes vectors of the gradient in order (16 bytes where x is contiguous, its last dim
+whole vectors and aligned; else elements) and finds each one's element of x and its result with
+kps::IndexCalc over x's dims, merged where x steps evenly across dims of one kind (kept or
+reduced): a contiguous x reduced over one run of axes is two or three dims, one or two
+multiply-high divisions a vector. docs/tuning.md has its measurements.
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import math
+
+import numpy as np
+import torch
+
+from kernels import params
+from kernels.planner import Dim
+
+#: The dtypes the kernel takes, and the dtype of its arithmetic and of the per-result operands.
+_WIDE = {torch.float16: torch.float32, torch.bfloat16: torch.float32, torch.float32: torch.float32,
+         torch.float64: torch.float64}
+_CTYPES = {torch.float16: "kps::float16", torch.bfloat16: "kps::bfloat16", torch.float32: "float",
+           torch.float64: "double"}
+
+#: Plain tensors only: a traced backward's tensors are subclasses (fake, functional) with no memory.
+_PLAIN = (torch.Tensor, torch.nn.Parameter)
+
+#: Dims the kernel takes after merging (a call with more runs torch's ops).
+MAX_DIMS = 6
+
+THREADS = 256
+#: Elements a thread loads before it computes (loads in flight).
+UNROLL = 4
+#: Blocks per SM of the grid-stride loop.
+BLOCKS_PER_SM = 8
+
+_SOURCE = r"""
+#include "kps/types.cuh"
+#include "kps/index.cuh"
+
+// One launch's arguments, one struct by value, every field 8 bytes (packed by `centred_scaled`).
+template <int ND, typename I>
+struct CentredArgs {
+  const void* x;
+  const void* mean;
+  const void* scale;
+  const void* shift;  // null: none
+  void* y;
+  long long n;
+  long long vec_out_step;  // the results' stride along x's last dim (0: reduced, 1: kept)
+  kps::IndexCalc<ND, I> dims;  // element i of the gradient -> its element of x, its result
+};
+
+template <typename T, int VEC>
+struct alignas(sizeof(T) * VEC) Vector { T e[VEC]; };
+
+// y[i] = (x - mean) * scale (+ shift) for element i (C order) of x's shape: y contiguous, mean,
+// scale and shift one value a result. A thread takes vectors of VEC elements along x's last dim
+// (VEC > 1: x contiguous, the last dim whole vectors, 16-byte aligned), UNROLL of them in flight,
+// a block's threads side by side; VEC == 1 reads a strided x element by element.
+template <typename T, typename W, int ND, typename I, bool Contiguous, int VEC>
+__global__ void CentredScaled(const CentredArgs<ND, I> a) {
+  static_assert(VEC == 1 || Contiguous, "vectors of a contiguous x");
+  using V = Vector<T, VEC>;
+  const T* x = static_cast<const T*>(a.x);
+  const W* mean = static_cast<const W*>(a.mean);
+  const W* scale = static_cast<const W*>(a.scale);
+  const W* shift = static_cast<const W*>(a.shift);
+  T* y = static_cast<T*>(a.y);
+  const I vectors = static_cast<I>(a.n / VEC);
+  const I step = static_cast<I>(gridDim.x) * blockDim.x * UNROLL;
+  for (I base = static_cast<I>(blockIdx.x) * blockDim.x * UNROLL + threadIdx.x; base < vectors; base += step) {
+    V v[UNROLL];
+    long long out[UNROLL];
+#pragma unroll
+    for (int k = 0; k < UNROLL; ++k) {
+      const I j = base + k * blockDim.x;
+      long long at = 0;
+      out[k] = 0;
+      if (j < vectors) {
+        a.dims.Get(j * VEC, at, out[k]);  // (a contiguous x's offset is the index: at unused, not computed)
+        v[k] = *reinterpret_cast<const V*>(x + (Contiguous ? static_cast<long long>(j) * VEC : at));
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < UNROLL; ++k) {
+      const I j = base + k * blockDim.x;
+      if (j < vectors) {
+        V r;
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) {
+          const long long o = out[k] + e * a.vec_out_step;
+          W t = (kps::Cast<W>(v[k].e[e]) - mean[o]) * scale[o];
+          if (shift != nullptr) t += shift[o];
+          r.e[e] = kps::Cast<T>(t);
+        }
+        *reinterpret_cast<V*>(y + static_cast<long long>(j) * VEC) = r;
+      }
+    }
+  }
+}
+""".replace("UNROLL", str(UNROLL))
+
+
+def applies(x) -> bool:
+    """Whether the kernel runs for `x` here: a plain CUDA tensor of its dtypes, in a backward that
+    autograd does not record and nothing traces."""
+    return (type(x) in _PLAIN and x.is_cuda and x.dtype in _WIDE and not torch.is_grad_enabled()
+            and not torch.compiler.is_compiling())
+
+
+def wide(dtype):
+    """The dtype of the kernel's arithmetic for data of `dtype`."""
+    return _WIDE[dtype]
+
+
+def merged_dims(shape, strides, axes) -> list:
+    """(size, x stride, reduced) of x's dims, a dim of 1 dropped and neighbours of one kind merged
+    where x steps evenly across them."""
+    dims = []
+    for a, (n, st) in enumerate(zip(shape, strides)):
+        if n == 1:
+            continue
+        reduced = a in axes
+        if dims and dims[-1][2] == reduced and dims[-1][1] == st * n:
+            dims[-1] = (dims[-1][0] * n, st, reduced)
+        else:
+            dims.append((n, st, reduced))
+    return dims or [(1, 0, False)]
+
+
+def kernel_name(dtype, ndim: int, index: str, contiguous: bool, vec: int = 1) -> str:
+    """The kernel for data of `dtype`, `ndim` merged dims, an index type ("unsigned", "long long"),
+    an x contiguous in C order or not, and vectors of `vec` elements."""
+    return (f"CentredScaled<{_CTYPES[dtype]}, {_CTYPES[_WIDE[dtype]]}, {ndim}, {index}, {str(contiguous).lower()},"
+            f" {vec}>")
+
+
+def source() -> str:
+    """The kernel's CUDA source."""
+    return _SOURCE
+
+
+@functools.lru_cache(maxsize=None)  # per (dtype, dims, index type, layout, vector, device): 144 at most a device
+def _function(dtype, ndim: int, index: str, contiguous: bool, vec: int, device_id: int):
+    from kps import compiler
+
+    name = kernel_name(dtype, ndim, index, contiguous, vec)
+    return compiler.load(source(), [name], device_id)[name]
+
+
+@functools.lru_cache(maxsize=1024)  # per layout: a model's few
+def _plan(shape: tuple, strides: tuple, axes: tuple):
+    """(the merged dims' kps::IndexCalc as int64s, their count, the index bits, whether x is
+    contiguous in C order, the results' stride along the last dim), or None where more than
+    MAX_DIMS dims remain."""
+    dims = merged_dims(shape, strides, set(axes))
+    if len(dims) > MAX_DIMS:
+        return None
+    n = math.prod(shape)
+    span = 1 + sum((size - 1) * abs(st) for size, st, _ in dims)
+    bits = 32 if max(n, span) < 2 ** 31 else 64
+    calc, out_stride, x_stride = [], 1, 1
+    contiguous = True
+    for size, stride, reduced in reversed(dims):
+        calc.append(Dim(size, stride, 0 if reduced else out_stride))
+        out_stride *= 1 if reduced else size
+        contiguous = contiguous and stride == x_stride
+        x_stride *= size
+    return params.index_calc(calc[::-1], bits), len(dims), bits, contiguous, calc[0].out_stride
+
+
+def centred_scaled(x, axes, mean, scale, shift=None):
+    """`(x - mean) * scale + shift` (shift None: none) as a new contiguous tensor of x's shape and
+    dtype, one kernel on torch's current stream; `mean`, `scale` and `shift` hold one value a result
+    of reducing x over `axes` (any shape of that many elements, in the results' order). None where x
+    has more than MAX_DIMS dims after merging: the caller then takes torch's ops."""
+    device_id = x.device.index
+    if torch.cuda.current_device() != device_id:  # (the kernel's module lives in its device's context)
+        with torch.cuda.device(device_id):
+            return centred_scaled(x, axes, mean, scale, shift)
+    plan = _plan(tuple(x.shape), x.stride(), tuple(axes))
+    if plan is None:
+        return None
+    calc, ndim, bits, contiguous, last_out_stride = plan
+    y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    n = x.numel()
+    if n == 0:
+        return y
+    w = _WIDE[x.dtype]
+    operands = [None if t is None else t.to(w).contiguous() for t in (mean, scale, shift)]
+    results = n // math.prod(x.shape[a] for a in axes)
+    if any(t is not None and t.numel() != results for t in operands):
+        raise ValueError(f"centred_scaled: mean, scale and shift take one value a result ({results})")
+    pointers = [t.data_ptr() if t is not None else 0 for t in [x] + operands + [y]]
+    vec = 16 // x.element_size()
+    if not (contiguous and x.shape[-1] % vec == 0 and pointers[0] % 16 == 0):
+        vec = 1
+    args = np.array(pointers + [n, last_out_stride] + calc, dtype=np.int64)
+    pointer = (ctypes.c_void_p * 1)(args.ctypes.data)
+    function = _function(x.dtype, ndim, "unsigned" if bits == 32 else "long long", contiguous, vec, device_id)
+    blocks = min(-(-n // (THREADS * UNROLL * vec)), _sm_count(device_id) * BLOCKS_PER_SM)
+    from cupy.cuda import driver
+
+    driver.launchKernel(function.ptr, blocks, 1, 1, THREADS, 1, 1, 0, torch._C._cuda_getCurrentRawStream(device_id),
+                        ctypes.addressof(pointer), 0)
+    return y
+
+
+@functools.lru_cache(maxsize=None)
+def _sm_count(device_id: int) -> int:
+    return torch.cuda.get_device_properties(device_id).multi_processor_count
