@@ -127,6 +127,12 @@ STAGE_MAX_STATE_SLOTS = 4
 #: overflowed shared memory beside a span (50 KB of 48: NVRTC, 2026-11-27) and takes the other kernels.
 STAGE_MAX_ACC_BYTES = 32
 
+#: ... and in spans of whole reductions, which keep no slots in shared memory: complex Welford's 64
+#: (complex64 var over rows of 2, 3, 5: 269, 256, 203 -> 153, 134, 116 us, H100, 2026-11-28)...
+STAGE_MAX_DIRECT_ACC_BYTES = 64
+#: ... over reduced runs of at most this (rows of 127 level, of 165 and 255 5-9% slower staged, 2026-11-28).
+STAGE_WIDE_MAX_RUN_BYTES = 1024
+
 #: Longest misaligned reduced run staged (at 512 several-dim folds fell 2448 -> 425 GB/s, 2026-11-25).
 STAGE_MAX_RUN_BYTES = 2048
 

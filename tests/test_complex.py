@@ -148,17 +148,19 @@ def test_every_complex_kernel_compiles_for_sm_90():
 
 
 def test_the_widest_states_take_the_kernels_that_hold_them():
-    """complex Welford's 64-byte state is not staged (its block's accumulators beside a span overflow
-    shared memory: policy.STAGE_MAX_ACC_BYTES); float64 Welford's 32 bytes still are."""
-    for shape, axes in (((2003, 3), (1,)), ((60001, 3), (0,)), ((401, 16, 11), (0, 2))):
+    """complex Welford's 64-byte state is staged only in spans of whole reductions, which keep no
+    slots in shared memory (policy.STAGE_MAX_DIRECT_ACC_BYTES); slots of it beside a span would
+    overflow shared memory (policy.STAGE_MAX_ACC_BYTES). float64 Welford's 32 bytes take both."""
+    for shape, axes, direct in (((2003, 3), (1,), True), ((60001, 3), (0,), False), ((401, 16, 11), (0, 2), False)):
         strides = [int(np.prod(shape[i + 1:])) for i in range(len(shape))]
         kept = [n for i, n in enumerate(shape) if i not in axes]
         out_strides = [int(np.prod(kept[i + 1:])) for i in range(len(kept))]
-        kernels = {}
-        for acc in (32, 64):
-            cfg = config.plan(shape, strides, axes, out_strides, 8, 8, 132, acc_itemsize=acc, state=True)
-            kernels[acc] = cfg.kernel
-        assert kernels[32] == "staged" and kernels[64] != "staged", (shape, kernels)
+        plans = {acc: config.plan(shape, strides, axes, out_strides, 8, 8, 132, acc_itemsize=acc, state=True)
+                 for acc in (32, 64)}
+        assert plans[32].kernel == "staged" and plans[32].stage.direct == direct, shape
+        assert (plans[64].kernel == "staged") == direct, (shape, plans[64].kernel)
+        if direct:
+            assert plans[64].stage.direct
 
 
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])

@@ -36,9 +36,10 @@ from .words import byte_row_bytes, shifts_words
 
 def applies(layout: Layout, traits: Traits, tuning) -> bool:
     """One input read with vector loads (ReduceStaged stages one), not shifted words, an accumulator
-    of at most STAGE_MAX_ACC_BYTES (the block's accumulators share shared memory with its span), and
-    a run the other kernels read badly (`wants_stage`)."""
-    return (traits.vector_loads and traits.inputs == 1 and traits.acc_itemsize <= tuning.STAGE_MAX_ACC_BYTES
+    of at most STAGE_MAX_DIRECT_ACC_BYTES (the block's accumulators share shared memory with its span:
+    over STAGE_MAX_ACC_BYTES only some spans take it, `plan`), and a run the other kernels read badly
+    (`wants_stage`)."""
+    return (traits.vector_loads and traits.inputs == 1 and traits.acc_itemsize <= tuning.STAGE_MAX_DIRECT_ACC_BYTES
             and not shifts_words(layout, traits, tuning) and wants_stage(layout, traits, tuning))
 
 
@@ -89,6 +90,8 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) 
     if span is None or (not span.stage.word_folds and layout.inner_reduced
                         and layout.red[-1].size * layout.itemsize > tuning.STAGE_MAX_RUN_BYTES):
         return None
+    if traits.acc_itemsize > tuning.STAGE_MAX_ACC_BYTES and not _wide_state_span(layout, span.stage, tuning):
+        return None
     stage, grid, block = span.stage, span.grid, tuning.BLOCK_THREADS
     partials = stage.num_tiles * stage.num_slots * grid[1] if grid[1] > 1 else 0
     side_by_side = stage.direct and span.lanes == block and len(stage.folds) == 1 and not stage.word_folds
@@ -103,6 +106,14 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) 
         in_offset=layout.in_offset, num_out=layout.num_out, num_red=layout.num_red, block=block,
         index_offset=layout.index_offset,
     )
+
+
+def _wide_state_span(layout: Layout, stage: Stage, tuning) -> bool:
+    """Whether a state wider than STAGE_MAX_ACC_BYTES is staged in this span: only a span of whole
+    reductions (slots of such states beside a span overflow shared memory) of reduced runs of at most
+    STAGE_WIDE_MAX_RUN_BYTES (longer ones ReduceInner reads faster: policy.py)."""
+    return (stage.direct and layout.inner_reduced
+            and layout.red[-1].size * layout.itemsize <= tuning.STAGE_WIDE_MAX_RUN_BYTES)
 
 
 class StagedSpan(NamedTuple):
