@@ -89,7 +89,7 @@ def torch_dtype(np_dtype):
     return getattr(torch, np.dtype(np_dtype).name)
 
 
-def cupy_view(t):
+def _cupy_view(t):
     """Zero-copy CuPy view of a CUDA tensor, built from its pointer, shape and strides (no DLPack
     round trip: that costs tens of microseconds a call), and the dtype it holds."""
     import cupy
@@ -113,7 +113,7 @@ def _numpy_view(t):
     return t.numpy()
 
 
-def torch_stream_context(t):
+def _torch_stream_context(t):
     """A context maker: within it, t's device and torch's current stream there are CuPy's."""
     import cupy
     import torch
@@ -168,20 +168,20 @@ def _dlpack_device(x):
 def _adapt_torch_cuda(x, out) -> Adapted:
     import torch
 
-    ctx = torch_stream_context(x)
-    xv, in_dtype = cupy_view(x)
+    ctx = _torch_stream_context(x)
+    xv, in_dtype = _cupy_view(x)
     outv = out_dtype = None
     if out is not None:
         if not is_torch(out) or not out.is_cuda:
             raise TypeError(f"out: expected a CUDA torch.Tensor for a CUDA torch input, got {type(out).__name__}")
         if out.device != x.device:
             raise ValueError(f"out: on {out.device}, the input is on {x.device}")
-        outv, out_dtype = cupy_view(out)
+        outv, out_dtype = _cupy_view(out)
 
     def allocate(shape, dtype):
         # torch's own allocator, on torch's current stream: the result is an ordinary tensor
         t = torch.empty(shape, dtype=torch_dtype(dtype), device=x.device)
-        return cupy_view(t)[0], t
+        return _cupy_view(t)[0], t
 
     def wrap(result, result_dtype):
         return out if out is not None else result
@@ -245,7 +245,7 @@ def tensor_class():
     return torch.Tensor
 
 
-def _raw_stream_getter():
+def raw_stream_getter():
     """device index -> torch's current raw CUDA stream. torch's private fast getter where it has
     one (the public torch.cuda.current_stream() builds a Stream object: microseconds a call)."""
     import torch
@@ -280,7 +280,7 @@ class TorchCall:
         self.strides = tuple(math.prod(shape[i + 1:]) for i in range(len(shape)))
         self.fill = None if fill is None else np.asarray(fill).view(dtype).item()
         self.device = torch.device("cuda", device_id)
-        self.stream_of = _raw_stream_getter()
+        self.stream_of = raw_stream_getter()
         self.empty = torch.empty_strided
         from cupy.cuda import runtime
 

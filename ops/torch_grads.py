@@ -137,19 +137,26 @@ def _logsumexp(r: Reduced, g):
 
 def centred_scaled(r: Reduced, scale, mean=None, shift=None):
     """(x - mean) * scale (+ shift): x about the mean of its slice (`mean` the op's own, or computed
-    as torch's var_backward recomputes it), scaled and shifted by tensors of the reduced shape kept.
-    One pass over x where ops/torch_kernels.py applies (eager CUDA calls), torch's ops elsewhere."""
-    if not r.axes:  # each slice one element, its own mean
-        centred = torch.zeros_like(r.x)
-        return centred if shift is None else centred + shift
-    if torch_kernels.applies(r.x):
+    as torch's var_backward recomputes it; none reduced: 0), scaled and shifted by tensors of the
+    reduced shape kept. One pass over x where ops/torch_kernels.py applies (eager CUDA calls), torch's
+    ops elsewhere."""
+    if r.axes and torch_kernels.applies(r.x):
         if mean is None:
             mean = r.x.mean(dim=r.axes, keepdim=True, dtype=torch_kernels.wide(r.x.dtype))
         grad = torch_kernels.centred_scaled(r.x, r.axes, mean, scale, shift)
         if grad is not None:
             return grad
-    centred = r.x - (r.total(r.x) / r.n if mean is None else mean)
+    if mean is not None:
+        centred = r.x - mean
+    else:
+        centred = r.x - r.total(r.x) / r.n if r.axes else torch.zeros_like(r.x)
     return scale * centred if shift is None else scale * centred + shift
+
+
+def _widened(r: Reduced, t):
+    """An output's gradient in the one-pass kernel's arithmetic dtype where it runs: float32 for
+    16-bit data, whose own dtype would flush a scale such as 2 / n."""
+    return t.to(torch_kernels.wide(r.x.dtype)) if r.axes and torch_kernels.applies(r.x) else t
 
 
 def _scale(d):
@@ -158,21 +165,23 @@ def _scale(d):
 
 
 def _var(r: Reduced, g):
-    return centred_scaled(r, r.keep(g) * (2 * _scale(r.divisor(r.n))))
+    return centred_scaled(r, r.keep(_widened(r, g)) * (2 * _scale(r.divisor(r.n))))
 
 
 def _std(r: Reduced, g):
-    return centred_scaled(r, r.keep(g) * _scale(r.divisor(r.n)) / r.keep(r.out[0]))
+    return centred_scaled(r, r.keep(_widened(r, g)) * _scale(r.divisor(r.n)) / r.keep(r.out[0]))
 
 
 def _mean_var(r: Reduced, g_mean, g_var):
     """(mean, var): the mean's gradient and the variance's, about the mean the op returned."""
-    mean_grad = None
-    if g_mean is not None:
-        mean_grad = r.keep(g_mean / r.n) if r.n else r.keep(g_mean)
-    if g_var is None:
-        return mean_grad if mean_grad is not None else torch.zeros((), dtype=r.out[0].dtype, device=r.out[0].device)
-    return centred_scaled(r, r.keep(g_var) * (2 * _scale(r.divisor(r.n))), mean=r.keep(r.out[0]), shift=mean_grad)
+    def mean_grad(g):
+        return r.keep(g / r.n) if r.n else r.keep(g)
+
+    if g_var is None:  # (a view of the mean's gradient: no pass over x)
+        return mean_grad(g_mean) if g_mean is not None else torch.zeros((), dtype=r.out[0].dtype, device=r.out[0].device)
+    scale = r.keep(_widened(r, g_var)) * (2 * _scale(r.divisor(r.n)))
+    shift = mean_grad(_widened(r, g_mean)) if g_mean is not None else None
+    return centred_scaled(r, scale, mean=r.keep(r.out[0]), shift=shift)
 
 
 def _nansum(r: Reduced, g):

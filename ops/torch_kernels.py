@@ -24,8 +24,10 @@ import math
 import numpy as np
 import torch
 
-from kernels import params
+from kernels import launcher, params
 from kernels.planner import Dim
+
+from . import interop
 
 #: The dtypes the kernel takes, and the dtype of its arithmetic and of the per-result operands.
 _WIDE = {torch.float16: torch.float32, torch.bfloat16: torch.float32, torch.float32: torch.float32,
@@ -152,19 +154,27 @@ def source() -> str:
     return _SOURCE
 
 
-@functools.lru_cache(maxsize=None)  # per (dtype, dims, index type, layout, vector, device): 144 at most a device
-def _function(dtype, ndim: int, index: str, contiguous: bool, vec: int, device_id: int):
-    from kps import compiler
+#: Loaded kernels by (dtype, dims, index type, layout, vector, device): 144 at most a device.
+_functions = {}
 
-    name = kernel_name(dtype, ndim, index, contiguous, vec)
-    return compiler.load(source(), [name], device_id)[name]
+
+def _function(key: tuple):
+    """The loaded kernel of `key` (see `_functions`), compiled (NVRTC) and loaded the first time."""
+    function = _functions.get(key)
+    if function is None:
+        from kps import compiler
+
+        dtype, ndim, index, contiguous, vec, device_id = key
+        name = kernel_name(dtype, ndim, index, contiguous, vec)
+        function = _functions[key] = compiler.load(source(), [name], device_id)[name]
+    return function
 
 
 @functools.lru_cache(maxsize=1024)  # per layout: a model's few
 def _plan(shape: tuple, strides: tuple, axes: tuple):
     """(the merged dims' kps::IndexCalc as int64s, their count, the index bits, whether x is
-    contiguous in C order, the results' stride along the last dim), or None where more than
-    MAX_DIMS dims remain."""
+    contiguous in C order, the results' stride along the last dim, the number of results), or None
+    where more than MAX_DIMS dims remain. x is not empty."""
     dims = merged_dims(shape, strides, set(axes))
     if len(dims) > MAX_DIMS:
         return None
@@ -178,46 +188,54 @@ def _plan(shape: tuple, strides: tuple, axes: tuple):
         out_stride *= 1 if reduced else size
         contiguous = contiguous and stride == x_stride
         x_stride *= size
-    return params.index_calc(calc[::-1], bits), len(dims), bits, contiguous, calc[0].out_stride
+    return params.index_calc(calc[::-1], bits), len(dims), bits, contiguous, calc[0].out_stride, out_stride
 
 
 def centred_scaled(x, axes, mean, scale, shift=None):
     """`(x - mean) * scale + shift` (shift None: none) as a new contiguous tensor of x's shape and
     dtype, one kernel on torch's current stream; `mean`, `scale` and `shift` hold one value a result
-    of reducing x over `axes` (any shape of that many elements, in the results' order). None where x
-    has more than MAX_DIMS dims after merging: the caller then takes torch's ops."""
+    of reducing x over `axes` (any shape of that many elements, in the results' order). None where
+    the caller should take torch's ops instead: x has more than MAX_DIMS dims after merging, or the
+    stream is capturing a CUDA graph and the kernel is not loaded yet (no compiling or loading then)."""
     device_id = x.device.index
     if torch.cuda.current_device() != device_id:  # (the kernel's module lives in its device's context)
         with torch.cuda.device(device_id):
             return centred_scaled(x, axes, mean, scale, shift)
-    plan = _plan(tuple(x.shape), x.stride(), tuple(axes))
-    if plan is None:
-        return None
-    calc, ndim, bits, contiguous, last_out_stride = plan
     y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
     n = x.numel()
     if n == 0:
         return y
+    plan = _plan(tuple(x.shape), x.stride(), tuple(axes))
+    if plan is None:
+        return None
+    calc, ndim, bits, contiguous, last_out_stride, results = plan
     w = _WIDE[x.dtype]
     operands = [None if t is None else t.to(w).contiguous() for t in (mean, scale, shift)]
-    results = n // math.prod(x.shape[a] for a in axes)
     if any(t is not None and t.numel() != results for t in operands):
         raise ValueError(f"centred_scaled: mean, scale and shift take one value a result ({results})")
     pointers = [t.data_ptr() if t is not None else 0 for t in [x] + operands + [y]]
     vec = 16 // x.element_size()
     if not (contiguous and x.shape[-1] % vec == 0 and pointers[0] % 16 == 0):
         vec = 1
+    key = (x.dtype, ndim, "unsigned" if bits == 32 else "long long", contiguous, vec, device_id)
+    if key not in _functions and torch.cuda.is_current_stream_capturing():
+        return None
+    function = _function(key)
     args = np.array(pointers + [n, last_out_stride] + calc, dtype=np.int64)
     pointer = (ctypes.c_void_p * 1)(args.ctypes.data)
-    function = _function(x.dtype, ndim, "unsigned" if bits == 32 else "long long", contiguous, vec, device_id)
-    blocks = min(-(-n // (THREADS * UNROLL * vec)), _sm_count(device_id) * BLOCKS_PER_SM)
-    from cupy.cuda import driver
-
-    driver.launchKernel(function.ptr, blocks, 1, 1, THREADS, 1, 1, 0, torch._C._cuda_getCurrentRawStream(device_id),
-                        ctypes.addressof(pointer), 0)
+    blocks = min(-(-n // (THREADS * UNROLL * vec)), launcher.sm_count(device_id) * BLOCKS_PER_SM)
+    if _launch is None:
+        _bind()
+    _launch(function.ptr, blocks, 1, 1, THREADS, 1, 1, 0, _stream(device_id), ctypes.addressof(pointer), 0)
     return y
 
 
-@functools.lru_cache(maxsize=None)
-def _sm_count(device_id: int) -> int:
-    return torch.cuda.get_device_properties(device_id).multi_processor_count
+#: cupy's driver.launchKernel and torch's current raw stream by device index, bound at the first launch.
+_launch = _stream = None
+
+
+def _bind():
+    global _launch, _stream
+    from cupy.cuda import driver
+
+    _launch, _stream = driver.launchKernel, interop.raw_stream_getter()

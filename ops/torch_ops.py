@@ -175,9 +175,18 @@ _FUNCTIONS = {}
 _registered = {name: _register(named.BY_NAME[name]) for name in _EAGER}
 
 
-#: Whether a torch.func transform (vmap, grad, ...) is active: the custom op then (what torch's own
-#: autograd.Function.apply asks).
-_functorch_active = torch._C._are_functorch_transforms_active
+#: Plain tensors: subclasses (fake, functional, wrappers) take the custom op.
+_PLAIN = (torch.Tensor, torch.nn.Parameter)
+
+
+def _eager(x) -> bool:
+    """Whether a call on `x` runs eagerly as an autograd.Function (`eager_function`): a plain tensor
+    with memory, and nothing tracing or intercepting it (torch.compile, a torch.func transform, a
+    dispatch mode such as FakeTensorMode or make_fx's, a torch function mode). Elsewhere the custom
+    op, whose fake implementation and schema those need."""
+    return (type(x) in _PLAIN and not x.is_meta and not torch.compiler.is_compiling()
+            and not torch._C._are_functorch_transforms_active() and not torch._C._len_torch_dispatch_stack()
+            and not torch._C._is_torch_function_mode_enabled())
 
 
 def call(name: str, x, axis, keepdims, out, **kwargs):
@@ -192,6 +201,6 @@ def call(name: str, x, axis, keepdims, out, **kwargs):
         value = kwargs.get(arg, default)
         args.append(value if value is None or arg not in _TO_SCHEMA else _TO_SCHEMA[arg](value))
     function = _FUNCTIONS.get(name)
-    if function is not None and not torch.compiler.is_compiling() and not _functorch_active():
+    if function is not None and _eager(x):
         return function.apply(*args)
     return _registered[name](*args)

@@ -136,3 +136,26 @@ def test_a_centred_gradient_that_autograd_records_takes_torchs_ops(monkeypatch):
     (theirs,) = torch.autograd.grad(torch.var(x, dim=1, correction=0).sum(), x, create_graph=True)
     assert not calls
     torch.testing.assert_close(torch.autograd.grad((mine ** 2).sum(), x)[0], torch.autograd.grad((theirs ** 2).sum(), x)[0])
+
+
+def test_centred_gradients_of_odd_layouts(monkeypatch):
+    """The one-pass backward over an x whose storage starts off a 16-byte boundary (element by
+    element), an expanded x (a zero stride) and an empty x (an empty gradient), equal to torch's."""
+    import warnings
+
+    calls = _spy_on_the_kernel(monkeypatch)
+    gen = torch.Generator(device="cuda").manual_seed(7)
+    flat = (3 + torch.randn(1 + 40 * 64, device="cuda", generator=gen)).requires_grad_()
+    column = torch.randn(40, 1, 5, device="cuda", generator=gen).requires_grad_()
+    for x, axis in ((flat[1:].view(40, 64), 1), (column.expand(40, 64, 5), 0), (column.expand(40, 64, 5), (0, 2))):
+        g = torch.randn(ops.reduce_var(x, axis=axis).shape, device="cuda", generator=gen)
+        (mine,) = torch.autograd.grad(ops.reduce_var(x, axis=axis), x, g)
+        x64 = x.detach().double().requires_grad_()
+        (expect,) = torch.autograd.grad(torch.var(x64, dim=axis, correction=0), x64, g.double())
+        torch.testing.assert_close(mine.double(), expect, rtol=1e-5, atol=1e-6)
+    assert len(calls) == 3
+    empty = torch.empty(3, 0, device="cuda", requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        (grad,) = torch.autograd.grad(ops.reduce_var(empty, axis=1).sum(), empty)
+    assert grad.shape == (3, 0)

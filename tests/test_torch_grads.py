@@ -324,3 +324,19 @@ def check_compiled_training_step(device):
 
 def test_a_training_step_compiles_whole_with_torchs_gradients():
     check_compiled_training_step("cpu")
+
+
+@pytest.mark.parametrize("name", ["reduce_var", "reduce_std", "reduce_mean_var"])
+def test_reducing_no_axis_differentiates_as_a_slice_of_one(name):
+    """axis=() (each result one element, its own mean) gives the gradient of the same reduction over
+    an axis of length 1: with ddof=1 the divisor is 0, and the gradient NaN as torch's."""
+    x = fresh((3, 4), seed=13)
+    fn = getattr(ops, name)
+
+    def total(result):
+        return sum(r.sum() for r in result) if isinstance(result, tuple) else result.sum()
+
+    (none,) = torch.autograd.grad(total(fn(x, axis=(), ddof=1)), x)
+    (one,) = torch.autograd.grad(total(fn(x[..., None], axis=-1, ddof=1)), x)
+    torch.testing.assert_close(none, one, equal_nan=True)
+    assert torch.isnan(none).all()

@@ -14,10 +14,10 @@ from ops import torch_kernels  # noqa: E402
 def _walk(x, axes, mean, scale):
     """The kernel's loop over every element at once: kps::IndexCalc's Get (its 32-bit divisions by
     the packed multiplier and shift) from the packed arguments, x's element and the result's."""
-    calc, nd, bits, contiguous, last_out_stride = torch_kernels._plan(tuple(x.shape), x.stride(), tuple(axes))
+    calc, nd, bits, contiguous, last_out_stride, results = torch_kernels._plan(tuple(x.shape), x.stride(), tuple(axes))
     assert bits == 32 and contiguous == x.is_contiguous() and len(calc) == 4 * nd
+    assert results == mean.size
     size, magic, x_stride, out_stride = (calc[k * nd: (k + 1) * nd] for k in range(4))
-    assert last_out_stride == out_stride[-1]  # (a vector's elements step along the last dim's results)
     storage = x.detach().as_strided((x.untyped_storage().nbytes() // x.element_size(),), (1,), 0).numpy()
     idx, at, out = np.arange(x.numel(), dtype=np.uint64), np.full(x.numel(), x.storage_offset()), 0
     for d in range(nd - 1, -1, -1):
@@ -40,9 +40,11 @@ def _views():
     yield base[::2, :, :, 3], (0, 1)
     yield base.transpose(0, 3)[:, :1], (0, 2)  # a dim of 1
     yield torch.randn(4096, 3, dtype=torch.float64).t(), (1,)
+    yield base[:, :1].expand(6, 9, 8, 7), (1, 3)  # a zero stride
+    yield base[:, :1].expand(6, 9, 8, 7), (0, 2)
 
 
-@pytest.mark.parametrize("k", range(10))
+@pytest.mark.parametrize("k", range(12))
 def test_the_kernels_walk_gives_the_broadcast_result(k):
     x, axes = list(_views())[k]
     kept = tuple(1 if a in axes else n for a, n in enumerate(x.shape))

@@ -91,3 +91,23 @@ def test_out_is_refused_where_autograd_records():
     x = torch.randn(4, 5, requires_grad=True)
     with pytest.raises(TypeError, match="out"):
         ops.reduce_sum(x, axis=1, out=torch.empty(4))
+
+
+def test_eager_calls_that_autograd_records_run_as_an_autograd_function():
+    x = torch.randn(4, 5, requires_grad=True)
+    assert type(ops.reduce_var(x, axis=1).grad_fn).__name__ == "reduce_var_functionBackward"
+
+
+def test_tensors_without_memory_and_traced_calls_take_the_custom_op():
+    """A meta tensor, FakeTensorMode and make_fx see the custom op (its fake implementation), not
+    the eager function: make_fx records `kps.reduce_var`, not the eager call's own ops."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    meta = torch.empty(4, 5, device="meta", requires_grad=True)
+    assert ops.reduce_var(meta, axis=1).shape == (4,)
+    with FakeTensorMode() as mode:
+        fake = mode.from_tensor(torch.randn(4, 5)).requires_grad_()
+        assert ops.reduce_var(fake, axis=1, ddof=1).shape == (4,)
+    graph = make_fx(lambda t: ops.reduce_var(t, axis=1))(torch.randn(4, 5, requires_grad=True))
+    assert "kps.reduce_var" in str(graph.graph)
