@@ -63,7 +63,10 @@ def _bare_sum(torch, shape, axis):
     return BareSum.apply
 
 
-def backward(repeat: int = 20) -> List[dict]:
+def backward(repeat: int = 100) -> List[dict]:
+    """One row per shape and op: the median backward of ours and torch's (beside sum, the bare Python
+    node's), `repeat` calls each over five interleaved rounds. (At 20 calls, the 64 MB rows of one
+    tree swung by up to 2x between runs in one session on the H100.)"""
     import torch
 
     import ops
@@ -78,7 +81,7 @@ def backward(repeat: int = 20) -> List[dict]:
             g = torch.randn_like(outs["torch"])
             fns = {name: (lambda out=out: torch.autograd.grad(out, x, g, retain_graph=True))
                    for name, out in outs.items()}
-            us = timing.interleaved_us(fns, warmup=3, repeat=repeat, rounds=5)
+            us = timing.interleaved_us(fns, warmup=10, repeat=repeat, rounds=5)
             mb = x.numel() * 4 / 1e6
             row = {"op": op, "shape": "x".join(map(str, shape)), "axis": axis, "MB": round(mb),
                    "kps_us": round(us["kps"], 1), "torch_us": round(us["torch"], 1),
