@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Callable, Optional
 
 import torch
@@ -38,6 +39,11 @@ class Reduced:
     shape: tuple
     args: dict
     n: int  # the count of elements a result reduces
+
+    @cached_property
+    def one_pass(self) -> bool:
+        """Whether the centred gradients take ops/torch_kernels.py's kernel (asked once a backward)."""
+        return bool(self.axes) and torch_kernels.applies(self.x)
 
     def keep(self, t):
         """A reduced tensor with the reduced axes back as 1s: it broadcasts against x."""
@@ -140,7 +146,7 @@ def centred_scaled(r: Reduced, scale, mean=None, shift=None):
     as torch's var_backward recomputes it; none reduced: 0), scaled and shifted by tensors of the
     reduced shape kept. One pass over x where ops/torch_kernels.py applies (eager CUDA calls), torch's
     ops elsewhere."""
-    if r.axes and torch_kernels.applies(r.x):
+    if r.one_pass:
         if mean is None:
             mean = r.x.mean(dim=r.axes, keepdim=True, dtype=torch_kernels.wide(r.x.dtype))
         grad = torch_kernels.centred_scaled(r.x, r.axes, mean, scale, shift)
@@ -156,7 +162,7 @@ def centred_scaled(r: Reduced, scale, mean=None, shift=None):
 def _widened(r: Reduced, t):
     """An output's gradient in the one-pass kernel's arithmetic dtype where it runs: float32 for
     16-bit data, whose own dtype would flush a scale such as 2 / n."""
-    return t.to(torch_kernels.wide(r.x.dtype)) if r.axes and torch_kernels.applies(r.x) else t
+    return t.to(torch_kernels.wide(r.x.dtype)) if r.one_pass else t
 
 
 def _scale(d):

@@ -35,7 +35,7 @@ _WIDE = {torch.float16: torch.float32, torch.bfloat16: torch.float32, torch.floa
 _CTYPES = {torch.float16: "kps::float16", torch.bfloat16: "kps::bfloat16", torch.float32: "float",
            torch.float64: "double"}
 
-#: Plain tensors only: a traced backward's tensors are subclasses (fake, functional) with no memory.
+#: Plain tensors only: traced tensors are subclasses (fake, functional, wrappers) with no memory.
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
 
 #: Dims the kernel takes after merging (a call with more runs torch's ops).
@@ -115,11 +115,19 @@ __global__ void CentredScaled(const CentredArgs<ND, I> a) {
 """.replace("UNROLL", str(UNROLL))
 
 
+def untraced(x) -> bool:
+    """Whether `x` is a plain tensor with memory and nothing traces or intercepts it (torch.compile, a
+    torch.func transform, a dispatch mode such as FakeTensorMode or make_fx's, a torch function mode):
+    where eager code may run on it (ops/torch_ops.py's autograd.Function, this kernel)."""
+    return (type(x) in _PLAIN and not x.is_meta and not torch.compiler.is_compiling()
+            and not torch._C._are_functorch_transforms_active() and not torch._C._len_torch_dispatch_stack()
+            and not torch._C._is_torch_function_mode_enabled())
+
+
 def applies(x) -> bool:
-    """Whether the kernel runs for `x` here: a plain CUDA tensor of its dtypes, in a backward that
-    autograd does not record and nothing traces."""
-    return (type(x) in _PLAIN and x.is_cuda and x.dtype in _WIDE and not torch.is_grad_enabled()
-            and not torch.compiler.is_compiling())
+    """Whether the kernel runs for `x` here: an untraced CUDA tensor of its dtypes, in a backward that
+    autograd does not record."""
+    return x.is_cuda and x.dtype in _WIDE and not torch.is_grad_enabled() and untraced(x)
 
 
 def wide(dtype):
@@ -201,10 +209,9 @@ def centred_scaled(x, axes, mean, scale, shift=None):
     if torch.cuda.current_device() != device_id:  # (the kernel's module lives in its device's context)
         with torch.cuda.device(device_id):
             return centred_scaled(x, axes, mean, scale, shift)
-    y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
     n = x.numel()
     if n == 0:
-        return y
+        return torch.empty(x.shape, dtype=x.dtype, device=x.device)
     plan = _plan(tuple(x.shape), x.stride(), tuple(axes))
     if plan is None:
         return None
@@ -213,14 +220,15 @@ def centred_scaled(x, axes, mean, scale, shift=None):
     operands = [None if t is None else t.to(w).contiguous() for t in (mean, scale, shift)]
     if any(t is not None and t.numel() != results for t in operands):
         raise ValueError(f"centred_scaled: mean, scale and shift take one value a result ({results})")
-    pointers = [t.data_ptr() if t is not None else 0 for t in [x] + operands + [y]]
     vec = 16 // x.element_size()
-    if not (contiguous and x.shape[-1] % vec == 0 and pointers[0] % 16 == 0):
+    if not (contiguous and x.shape[-1] % vec == 0 and x.data_ptr() % 16 == 0):
         vec = 1
     key = (x.dtype, ndim, "unsigned" if bits == 32 else "long long", contiguous, vec, device_id)
     if key not in _functions and torch.cuda.is_current_stream_capturing():
         return None
     function = _function(key)
+    y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    pointers = [t.data_ptr() if t is not None else 0 for t in [x] + operands + [y]]
     args = np.array(pointers + [n, last_out_stride] + calc, dtype=np.int64)
     pointer = (ctypes.c_void_p * 1)(args.ctypes.data)
     blocks = min(-(-n // (THREADS * UNROLL * vec)), launcher.sm_count(device_id) * BLOCKS_PER_SM)

@@ -26,7 +26,7 @@ import torch
 
 from kernels import config
 
-from . import build, interop, named, own, torch_grads
+from . import build, interop, named, own, torch_grads, torch_kernels
 
 
 def _axis(axis):
@@ -175,20 +175,6 @@ _FUNCTIONS = {}
 _registered = {name: _register(named.BY_NAME[name]) for name in _EAGER}
 
 
-#: Plain tensors: subclasses (fake, functional, wrappers) take the custom op.
-_PLAIN = (torch.Tensor, torch.nn.Parameter)
-
-
-def _eager(x) -> bool:
-    """Whether a call on `x` runs eagerly as an autograd.Function (`eager_function`): a plain tensor
-    with memory, and nothing tracing or intercepting it (torch.compile, a torch.func transform, a
-    dispatch mode such as FakeTensorMode or make_fx's, a torch function mode). Elsewhere the custom
-    op, whose fake implementation and schema those need."""
-    return (type(x) in _PLAIN and not x.is_meta and not torch.compiler.is_compiling()
-            and not torch._C._are_functorch_transforms_active() and not torch._C._len_torch_dispatch_stack()
-            and not torch._C._is_torch_function_mode_enabled())
-
-
 def call(name: str, x, axis, keepdims, out, **kwargs):
     """`ops.<name>(x, ...)` through its torch custom op: `kwargs` its arguments by name (as the
     public function's keywords; those not given take their defaults)."""
@@ -201,6 +187,6 @@ def call(name: str, x, axis, keepdims, out, **kwargs):
         value = kwargs.get(arg, default)
         args.append(value if value is None or arg not in _TO_SCHEMA else _TO_SCHEMA[arg](value))
     function = _FUNCTIONS.get(name)
-    if function is not None and _eager(x):
+    if function is not None and torch_kernels.untraced(x):  # (else the custom op: its fake and schema)
         return function.apply(*args)
     return _registered[name](*args)
