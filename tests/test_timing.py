@@ -33,18 +33,20 @@ def test_functions_are_timed_in_turns_and_slow_ones_sparingly():
 
 
 def test_an_ab_times_each_tree_in_a_process_of_its_own(tmp_path):
-    """`--ab`: this tree against a checkout of it, in turns, on the NumPy backend; a path that is no
-    checkout is refused by name."""
+    """`--ab`: this tree against a checkout of it, in turns, on the NumPy backend; a case a tree
+    refuses is listed, not timed (an older tree lacks a dtype); a path that is no checkout is
+    refused by name."""
     from ops.bench import ab
 
     here = Path(ab.__file__).resolve().parents[2]
     todo = [("rows", "sum", (64, 33), (1,), "float32"), ("cols", "mean", (33, 64), (0,), "float64"),
-            ("complex", "var", (16, 33), (1,), "complex64")]
+            ("complex", "var", (16, 33), (1,), "complex64"), ("no_axis_5", "sum", (4, 4), (5,), "float32")]
     rows = ab.run(here, gpu=False, rounds=2, repeat=3, todo=todo)
-    assert [r["case"] for r in rows] == ["rows", "cols", "complex"]
-    for r in rows:
+    assert [r["case"] for r in rows] == ["rows", "cols", "complex", "no_axis_5"]
+    assert ab.timed(rows) == rows[:3] and rows[3]["refused"] == "A and B"
+    for r in rows[:3]:
         assert len(r["a_all"]) == len(r["b_all"]) == 2 and r["ratio"] == r["b_us"] / r["a_us"] > 0
-    assert "B / A" in ab.table(rows, here)
+    assert "B / A" in ab.table(rows, here) and "refused by A and B" in ab.table(rows, here)
     with pytest.raises(SystemExit, match="not a checkout"):
         ab.run(tmp_path, gpu=False, todo=todo)
     assert all(len(shape) and math.prod(shape) <= CPU_CASE_ELEMENTS for _, _, shape, _, _ in ab.cases(False))

@@ -46,7 +46,8 @@ def cases(gpu: bool) -> List[Tuple[str, str, tuple, object, str]]:
 
 
 #: What a child process runs, in the tree under test: the cases as JSON on stdin, a line of JSON a
-#: case out ({"case": name, "us": median}). Public API only.
+#: case out ({"case": name, "us": median}, or {"case": name, "refused": why} where the tree raises
+#: TypeError or ValueError: an older tree lacks a dtype or an op). Public API only.
 CHILD = r"""
 import json, statistics, sys, time
 import numpy as np
@@ -57,14 +58,17 @@ if gpu:
     start, end = xp.cuda.Event(), xp.cuda.Event()
 else:
     xp = np
-rng = np.random.default_rng(0)
+rng = xp.random.default_rng(0)  # on the GPU there: a host generator took seconds a case
 for name, op, shape, axis, dtype in cases:
-    x = rng.standard_normal(shape).astype(dtype)
-    if x.dtype.kind == "c":
-        x.imag = rng.standard_normal(shape)
-    x = xp.asarray(x)
+    x = rng.standard_normal(shape)
+    x = (x + 1j * rng.standard_normal(shape) if np.dtype(dtype).kind == "c" else x).astype(dtype)
     fn = getattr(ops, "reduce_" + op)
     axis = None if axis is None else tuple(axis)
+    try:
+        fn(x, axis=axis)
+    except (TypeError, ValueError) as exc:
+        print(json.dumps({"case": name, "refused": str(exc)[:120]}), flush=True)
+        continue
     for _ in range(10):
         fn(x, axis=axis)
     times = []
@@ -80,17 +84,18 @@ for name, op, shape, axis, dtype in cases:
 
 
 def _child(tree: Path, todo, gpu: bool, repeat: int) -> Dict[str, float]:
-    """One round of one tree: case -> median us."""
+    """One round of one tree: case -> median us (None: the tree refused the case)."""
     env = dict(os.environ, PYTHONPATH=str(tree))
     done = subprocess.run([sys.executable, "-c", CHILD], input=json.dumps([todo, gpu, repeat]), text=True,
                           capture_output=True, cwd=tree, env=env, check=False)
     if done.returncode:
         raise RuntimeError(f"--ab: the tree at {tree} failed:\n{done.stderr[-2000:]}")
-    return {row["case"]: row["us"] for row in map(json.loads, done.stdout.splitlines())}
+    return {row["case"]: row.get("us") for row in map(json.loads, done.stdout.splitlines())}
 
 
 def run(other: Path, gpu: bool, rounds: int = 2, repeat: int = 40, todo=None) -> List[dict]:
-    """Rows of (case, A us, B us, B / A, every round's figures): A the tree at `other`, B this one."""
+    """Rows of (case, A us, B us, B / A, every round's figures): A the tree at `other`, B this one. A
+    case either tree refused has its figures None (`refused`: "A", "B" or "A and B")."""
     other, here = Path(other).resolve(), Path(__file__).resolve().parents[2]
     if not (other / "ops" / "__init__.py").is_file():
         raise SystemExit(f"--ab: {other} is not a checkout of this project (no ops/__init__.py)")
@@ -104,14 +109,23 @@ def run(other: Path, gpu: bool, rounds: int = 2, repeat: int = 40, todo=None) ->
     rows = []
     for name, *_ in todo:
         a, b = samples["a"].get(name), samples["b"].get(name)
-        if a and b:
+        if a and b and None not in a + b:
             rows.append({"case": name, "a_us": min(a), "b_us": min(b), "ratio": min(b) / min(a),
                          "a_all": a, "b_all": b})
+        else:
+            refused = " and ".join(s.upper() for s, got in (("a", a), ("b", b)) if not got or None in got)
+            rows.append({"case": name, "a_us": None, "b_us": None, "ratio": None, "refused": refused})
     return rows
+
+
+def timed(rows: List[dict]) -> List[dict]:
+    """The rows both trees timed."""
+    return [r for r in rows if r["ratio"] is not None]
 
 
 def table(rows: List[dict], other: Path) -> str:
     head = f"{'case':28} {'A us':>10} {'B us':>10} {'B / A':>7}   A = {other}, B = this tree"
     lines = [head, "-" * len(head)]
-    lines += [f"{r['case']:28} {r['a_us']:10.2f} {r['b_us']:10.2f} {r['ratio']:7.3f}" for r in rows]
+    lines += [f"{r['case']:28} {r['a_us']:10.2f} {r['b_us']:10.2f} {r['ratio']:7.3f}" if r["ratio"] is not None
+              else f"{r['case']:28} {'refused by ' + r['refused']:>30}" for r in rows]
     return "\n".join(lines)
