@@ -228,9 +228,10 @@ def prepare_inputs(shape, dtype, launch, fill, device_id):
     return prepare_call(shape, dtype, launch, fill, device_id, several=True)
 
 
-def _prepare_results(shape, dtype, launch, fill, device_id, per_output: int):
-    """The prepared call of an epilogue of several results: the results side by side, a view each."""
-    whole = prepare_call(shape + (per_output,), dtype, launch, fill, device_id)
+def _prepare_results(prepare, shape, dtype, launch, fill, device_id, per_output: int):
+    """The prepared call of an epilogue of several results: the results side by side (`prepare`'s
+    call of them all: a CuPy array, or a torch tensor, ops/interop.py's TorchCall), a view each."""
+    whole = prepare(shape + (per_output,), dtype, launch, fill, device_id)
 
     def call(x):
         y = whole(x)
@@ -313,8 +314,8 @@ def _run(call: Call, x, calls, key, allocate, prepare):
             # 256: the allocators' alignment, what the fast path's fresh arrays will get
             if per_output == 1:
                 calls.put(key, prepare(shape, f.out_dtype, launch, fill, device_id))
-            elif prepare is prepare_call:  # CuPy in: several results prepared too
-                calls.put(key, _prepare_results(shape, f.out_dtype, launch, fill, device_id, per_output))
+            elif call.reduction.look is None:  # (a look's kernel sees one result an output)
+                calls.put(key, _prepare_results(prepare, shape, f.out_dtype, launch, fill, device_id, per_output))
         return result if per_output == 1 else tuple(result[..., k] for k in range(per_output))
     if y is not out:
         out[...] = y

@@ -152,6 +152,20 @@ def test_var_and_std_keep_their_forward_mean(monkeypatch, name, dtype):
         assert torch.equal(means.pop().reshape(expect.shape).to(dtype), expect)
 
 
+def test_a_pair_of_results_on_torch_tensors_takes_a_prepared_call(monkeypatch):
+    """mean_var and minmax of a CUDA tensor: a repeat takes the prepared call (no checked path), its
+    results the first call's."""
+    from ops import dispatch
+
+    x = torch.randn(64, 33, device="cuda", dtype=torch.float32)
+    for fn in (ops.reduce_mean_var, ops.reduce_minmax):
+        first = fn(x, axis=1)
+        monkeypatch.setattr(dispatch, "checked", lambda *a, **k: pytest.fail("a repeat took the checked path"))
+        again = fn(x, axis=1)
+        monkeypatch.undo()
+        assert all(torch.equal(a, b) and a.data_ptr() != b.data_ptr() for a, b in zip(first, again))
+
+
 def test_a_centred_gradient_that_autograd_records_takes_torchs_ops(monkeypatch):
     """create_graph=True: the backward's own ops are recorded (no kernel), and the second derivative
     of var is torch's."""
