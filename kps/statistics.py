@@ -144,11 +144,11 @@ def _denominator(ddof, count: str = "a.n") -> str:
 
 
 #: The names of the epilogues that divide by max(n - ddof, 0), numpy.var's divisor.
-_CLAMPED = ("variance_ddof", "std_ddof", "mean_variance_ddof", "mean_std_ddof")
+_CLAMPED = ("variance_ddof", "std_ddof", "mean_variance_ddof")
 
 
 def clamps_dof(epilogue: Epilogue) -> bool:
-    """Whether `epilogue` is `variance`, `std`, `mean_and_variance` or `mean_and_std` of some ddof: numpy.var's
+    """Whether `epilogue` is `variance`, `std` or `mean_and_variance` of some ddof: numpy.var's
     divisor, for which NumPy warns where ddof >= n (the API's warning: ops/looks.py)."""
     return epilogue.name.startswith(_CLAMPED)
 
@@ -214,16 +214,6 @@ def mean_and_variance(ddof) -> Epilogue:
     mean of nothing is NaN, as NumPy's."""
     return Epilogue(f"mean_variance_ddof{ddof_code(ddof)}", (_MEAN_OF_N, _quotient_of_n(ddof)),
                     lambda a, n: (a["shift"] + a["s1"] / a["n"], _numpy_m2(a) / np.maximum(a["n"] - ddof, 0)),
-                    _mean_of_state)
-
-
-@lru_cache(maxsize=cache.DEFAULT_LIMIT)
-def mean_and_std(ddof) -> Epilogue:
-    """The mean and the standard deviation from one WELFORD state, as `mean_and_variance`; the
-    second result is `std(ddof)`'s expression, so its bits are std's (the torch backward of std keeps
-    the mean of its forward: ops/torch_ops.py)."""
-    return Epilogue(f"mean_std_ddof{ddof_code(ddof)}", (_MEAN_OF_N, f"sqrt({_quotient_of_n(ddof)})"),
-                    lambda a, n: (a["shift"] + a["s1"] / a["n"], np.sqrt(_numpy_m2(a) / np.maximum(a["n"] - ddof, 0))),
                     _mean_of_state)
 
 

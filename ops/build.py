@@ -114,32 +114,6 @@ def _ddof(entry: Named, route):
     return fn, entry.doc
 
 
-#: The epilogue of a ddof op's result with its slices' mean, from the same state and the same
-#: expression, so the result keeps the op's bits (`with_mean`).
-WITH_MEAN = {"reduce_var": statistics.mean_and_variance, "reduce_std": statistics.mean_and_std}
-
-
-def with_mean(entry: Named):
-    """`entry`'s eager function (an op of WITH_MEAN) as `(x, axis, keepdims, dtype, ddof) -> (mean,
-    result)`, both from one read, the result's bits `entry`'s own: the torch backward of var and std
-    keeps that mean instead of reading x again for it (ops/torch_ops.py). The two are views of one
-    buffer, written side by side."""
-    epilogue_of, made = WITH_MEAN[entry.name], cache.Lru()  # ddof -> `_ddof_variant`'s tuple
-
-    def fn(x, axis, keepdims, dtype, ddof):
-        ddof = check_ddof(ddof)
-        try:
-            what, table, runner, clamped = made[ddof]
-        except KeyError:
-            what, table, runner, clamped = made.put(ddof, _ddof_variant(entry, epilogue_of(ddof), ddof))
-        mean, result = runner(what, table, x, axis, keepdims, dtype, None)
-        if clamped:
-            looks.warn_few_degrees(x, axis, ddof)
-        return mean, result
-
-    return fn
-
-
 def with_table(what: Reduction) -> tuple:
     """A Reduction and its table of prepared calls, for a function that keeps the two together: the
     table is then its own, whatever the shared table of tables drops (ops/dispatch.py)."""

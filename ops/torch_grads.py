@@ -39,9 +39,6 @@ class Reduced:
     shape: tuple
     args: dict
     n: int  # the count of elements a result reduces
-    #: var's and std's forward mean of each slice, in the results' shape, where the eager forward kept
-    #: it for the one-pass kernel (ops/torch_ops.py, `_mean_keeper`); else None
-    mean: Optional[torch.Tensor] = None
 
     @cached_property
     def one_pass(self) -> bool:
@@ -145,15 +142,12 @@ def _logsumexp(r: Reduced, g):
 
 
 def centred_scaled(r: Reduced, scale, mean=None, shift=None):
-    """(x - mean) * scale (+ shift): x about the mean of its slice (`mean` the op's own; else, in the
-    one-pass kernel, the forward's (`Reduced.mean`), or computed as torch's var_backward recomputes
-    it; none reduced: 0), scaled and shifted by tensors of the
+    """(x - mean) * scale (+ shift): x about the mean of its slice (`mean` the op's own, or computed
+    as torch's var_backward recomputes it; none reduced: 0), scaled and shifted by tensors of the
     reduced shape kept. One pass over x where ops/torch_kernels.py applies (eager CUDA calls), torch's
     ops elsewhere."""
     if r.one_pass:
-        if mean is None and r.mean is not None:  # (the forward's: no read of x for it)
-            mean = r.keep(r.mean)
-        elif mean is None:
+        if mean is None:
             mean = r.x.mean(dim=r.axes, keepdim=True, dtype=torch_kernels.wide(r.x.dtype))
         grad = torch_kernels.centred_scaled(r.x, r.axes, mean, scale, shift)
         if grad is not None:

@@ -117,30 +117,8 @@ def _register(entry: named.Named):
     if entry.grad is not None:
         setup_context, backward = _backward(entry, names)
         op.register_autograd(backward, setup_context=setup_context)
-        _FUNCTIONS[entry.name] = eager_function(entry.name, impl, setup_context, backward, _mean_keeper(entry, names))
+        _FUNCTIONS[entry.name] = eager_function(entry.name, impl, setup_context, backward)
     return op
-
-
-def _mean_keeper(entry: named.Named, names: tuple):
-    """For var and std (build.WITH_MEAN): `(x, axis, keepdims, *rest) -> (mean, result)` where the
-    backward's one-pass kernel may run with that mean in its own dtype (float32 and float64 CUDA
-    tensors, their own result dtype, some axis reduced), else None; for other ops None. The backward
-    then takes the forward's mean (`Reduced.mean`) and reads x once, not twice. The result is a
-    contiguous copy of its view (mean and result are written side by side)."""
-    if entry.name not in build.WITH_MEAN:
-        return None
-    both = build.with_mean(entry)
-
-    def keep(x, axis, keepdims, *rest):
-        args = dict(zip(names, rest))
-        if (x.dtype not in (torch.float32, torch.float64) or args["dtype"] not in (None, x.dtype) or not x.numel()
-                or not _axes(axis, x.dim()) or not x.is_cuda or not torch_kernels.untraced(x)):
-            return None
-        with torch.no_grad():
-            mean, result = both(x, _axis(axis), keepdims, None, args["ddof"])
-        return mean, result.contiguous()
-
-    return keep
 
 
 def _same(value):
@@ -163,8 +141,7 @@ def _backward(entry: named.Named, names: tuple):
     def backward(ctx, *grads):
         saved = ctx.saved_tensors
         x, outs = (saved[0], saved[1:]) if formula.saves_x else (None, saved)
-        reduced = torch_grads.Reduced(x, tuple(outs), ctx.axes, ctx.keepdims, ctx.shape, ctx.args, ctx.n,
-                                      getattr(ctx, "mean", None))  # (eager_function's ctx only)
+        reduced = torch_grads.Reduced(x, tuple(outs), ctx.axes, ctx.keepdims, ctx.shape, ctx.args, ctx.n)
         grad = formula.grad(reduced, *grads)
         if tuple(grad.shape) != ctx.shape:  # (tuples: torch.Size's comparison costs microseconds)
             grad = grad.expand(ctx.shape)
@@ -175,19 +152,16 @@ def _backward(entry: named.Named, names: tuple):
     return setup_context, backward
 
 
-def eager_function(name: str, impl, setup_context, backward, keep_mean=None):
+def eager_function(name: str, impl, setup_context, backward):
     """The op as a `torch.autograd.Function` for eager calls that autograd records: the custom op's
     implementation, setup_context and backward, without the dispatcher's autograd wrapper around them
     (the custom op stays what torch.compile and torch.func transforms see). A forward that takes
     `ctx`: with a separate setup_context, every `apply` binds its arguments with inspect.signature,
-    which cost more than the rest of the call (CPU tensors, cProfile). `keep_mean` (`_mean_keeper`):
-    where it answers, the forward's result comes with its mean, kept as `ctx.mean` for the backward."""
+    which cost more than the rest of the call (CPU tensors, cProfile)."""
 
     def forward(ctx, *inputs):
-        kept = None if keep_mean is None else keep_mean(*inputs)
-        output = impl(*inputs) if kept is None else kept[1]
+        output = impl(*inputs)
         setup_context(ctx, inputs, output)
-        ctx.mean = None if kept is None else kept[0]
         return output
 
     return type(f"{name}_function", (torch.autograd.Function,),

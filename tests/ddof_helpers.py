@@ -8,21 +8,14 @@ import warnings
 import numpy as np
 
 import ops
-from ops import build, named
 
-#: var and std with their mean from one read (the torch backward's forward, ops/build.py).
-WITH_MEAN = {name: build.with_mean(named.BY_NAME[f"reduce_{name}"]) for name in ("var", "std")}
-
-#: Every op with a ddof: ours, NumPy's (mean_var: numpy.var, its second result; var and std with
-#: their mean: the second result).
+#: Every op with a ddof: ours, NumPy's (mean_var: numpy.var, its second result).
 DDOF_OPS = {
     "var": (ops.reduce_var, np.var),
     "std": (ops.reduce_std, np.std),
     "nanvar": (ops.reduce_nanvar, np.nanvar),
     "nanstd": (ops.reduce_nanstd, np.nanstd),
     "mean_var": (lambda x, **kw: ops.reduce_mean_var(x, **kw)[1], np.var),
-    "var_with_mean": (lambda x, axis=None, ddof=0: WITH_MEAN["var"](x, axis, False, None, ddof)[1], np.var),
-    "std_with_mean": (lambda x, axis=None, ddof=0: WITH_MEAN["std"](x, axis, False, None, ddof)[1], np.std),
 }
 
 #: Integers, halves, negatives, numpy scalars, and values at and past the count (rows of 5 below):

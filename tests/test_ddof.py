@@ -42,23 +42,6 @@ def test_an_empty_reduction_warns_as_numpy_var_does():
             check(name, got, empty, 0, ddof, warned)
 
 
-def test_var_and_std_with_their_mean_keep_the_ops_bits():
-    """build.with_mean (the eager torch forward of var and std, which keeps the mean for the
-    backward): the result is the op's own, bit for bit, the mean numpy.mean's."""
-    from ddof_helpers import WITH_MEAN
-
-    x = ddof_data(np.dtype(np.float32), np.random.default_rng(44))
-    for name, fn in WITH_MEAN.items():
-        for axis in AXES:
-            for ddof in (0, 1, 0.5):
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    mean, got = fn(x, axis, True, None, ddof)
-                    own = DDOF_OPS[name][0](x, axis=axis, keepdims=True, ddof=ddof)
-                np.testing.assert_array_equal(got, own)
-                np.testing.assert_allclose(mean, x.astype(np.float64).mean(axis=axis, keepdims=True), rtol=1e-6)
-
-
 def test_an_integral_ddof_keeps_its_integer_kernel():
     """ddof=1.0 (or numpy's 1) runs ddof=1's epilogue: the kernel an int always had."""
     for value in (1, 1.0, np.float32(1), np.int16(1)):
@@ -104,7 +87,6 @@ def test_dask_arrays_take_a_float_ddof():
 #: NaN's select, over float32 and float64 states.
 FLOAT_DDOF_SPECS = [(kps.WELFORD, kps.variance(0.5), "float32"), (kps.WELFORD, kps.std(np.nan), "float64"),
                     (kps.WELFORD, kps.mean_and_variance(-1.5), "float32"), (kps.WELFORD, kps.variance(-2), "int32"),
-                    (kps.WELFORD, kps.statistics.mean_and_std(0.5), "float64"),
                     (kps.nan.NAN_WELFORD, kps.nan.nan_variance(2.5), "float64"),
                     (kps.nan.NAN_WELFORD, kps.nan.nan_std(-1), "float32")]
 

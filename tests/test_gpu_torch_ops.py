@@ -127,31 +127,6 @@ def test_centred_gradients_take_one_kernel_and_are_torchs(monkeypatch, name, dty
         torch.testing.assert_close(mine.double(), expect, rtol=tol, atol=tol * expect.abs().max().item())
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
-@pytest.mark.parametrize("name", ["var", "std"])
-def test_var_and_std_keep_their_forward_mean(monkeypatch, name, dtype):
-    """An eager var or std that autograd records reads x once for its result and its slices' mean
-    (build.with_mean): the result has the bits of the call without autograd, contiguous, and the
-    backward's kernel takes that mean (mean_var's bits), not a mean it computes again."""
-    from ops import torch_kernels
-
-    means = []
-    real = torch_kernels.centred_scaled
-    monkeypatch.setattr(torch_kernels, "centred_scaled", lambda x, axes, mean, *a: means.append(mean) or real(x, axes, mean, *a))
-    monkeypatch.setattr(torch.Tensor, "mean", lambda *a, **k: pytest.fail("the backward computed the mean again"))
-    ours = CENTRED[name][0]
-    gen = torch.Generator(device="cuda").manual_seed(11)
-    base = 3 + torch.randn(40, 6, 64, device="cuda", dtype=dtype, generator=gen)
-    for axis, keepdims, x in (((2,), False, base), ((0, 2), True, base), ((0,), False, base.transpose(0, 2))):
-        x = x.detach().requires_grad_()
-        out = ours(x, axis, keepdims)
-        assert out.grad_fn.mean is not None and out.is_contiguous()
-        assert torch.equal(out, ours(x.detach(), axis, keepdims))
-        torch.autograd.grad(out, x, torch.randn_like(out))
-        expect = ops.reduce_mean_var(x.detach(), axis=axis, keepdims=True)[0]
-        assert torch.equal(means.pop().reshape(expect.shape).to(dtype), expect)
-
-
 def test_a_pair_of_results_on_torch_tensors_takes_a_prepared_call(monkeypatch):
     """mean_var and minmax of a CUDA tensor: a repeat takes the prepared call (no checked path), its
     results the first call's."""
