@@ -76,9 +76,12 @@ def main_ab(args) -> int:
     rows = ab.run(args.ab, gpu, args.ab_rounds, args.repeat)
     print(ab.table(rows, args.ab))
     both = ab.timed(rows)
-    worst = max(both, key=lambda r: r["ratio"])
-    print(f"summary: {sum(r['ratio'] <= 1.02 for r in both)}/{len(both)} cases within 2% or faster; slowest "
-          f"{worst['case']} at {worst['ratio']:.3f}x; {len(rows) - len(both)} refused by a tree")
+    if both:
+        worst = max(both, key=lambda r: r["ratio"])
+        print(f"summary: {sum(r['ratio'] <= 1.02 for r in both)}/{len(both)} cases within 2% or faster; slowest "
+              f"{worst['case']} at {worst['ratio']:.3f}x; {len(rows) - len(both)} refused by a tree")
+    else:
+        print(f"summary: no case timed by both trees; {len(rows)} refused by a tree")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
     return 0
