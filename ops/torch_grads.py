@@ -180,13 +180,10 @@ def _std(r: Reduced, g):
 
 def _mean_var(r: Reduced, g_mean, g_var):
     """(mean, var): the mean's gradient and the variance's, about the mean the op returned."""
-    def mean_grad(g):
-        return r.keep(g / r.n) if r.n else r.keep(g)
-
     if g_var is None:  # (a view of the mean's gradient: no pass over x)
-        return mean_grad(g_mean) if g_mean is not None else torch.zeros((), dtype=r.out[0].dtype, device=r.out[0].device)
+        return _mean(r, g_mean) if g_mean is not None else torch.zeros((), dtype=r.out[0].dtype, device=r.out[0].device)
     scale = r.keep(_widened(r, g_var)) * (2 * _scale(r.divisor(r.n)))
-    shift = mean_grad(_widened(r, g_mean)) if g_mean is not None else None
+    shift = _mean(r, _widened(r, g_mean)) if g_mean is not None else None
     return centred_scaled(r, scale, mean=r.keep(r.out[0]), shift=shift)
 
 

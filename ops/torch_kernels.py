@@ -26,6 +26,7 @@ import torch
 
 from kernels import launcher, params
 from kernels.planner import Dim
+from kernels.planner.dims import merge
 
 from . import interop
 
@@ -135,19 +136,18 @@ def wide(dtype):
     return _WIDE[dtype]
 
 
-def merged_dims(shape, strides, axes) -> list:
-    """(size, x stride, reduced) of x's dims, a dim of 1 dropped and neighbours of one kind merged
-    where x steps evenly across them."""
-    dims = []
-    for a, (n, st) in enumerate(zip(shape, strides)):
-        if n == 1:
+def merged_dims(shape, strides, axes) -> tuple:
+    """x's dims in C order as the planner's Dims (size, x's stride, the results' stride: 0 where
+    reduced), a dim of 1 dropped and neighbours merged where x and the results step evenly across
+    them (kernels.planner.dims.merge: a kept dim never merges with a reduced one)."""
+    dims, out_stride = [], 1
+    for a in reversed(range(len(shape))):
+        if shape[a] == 1:
             continue
         reduced = a in axes
-        if dims and dims[-1][2] == reduced and dims[-1][1] == st * n:
-            dims[-1] = (dims[-1][0] * n, st, reduced)
-        else:
-            dims.append((n, st, reduced))
-    return dims or [(1, 0, False)]
+        dims.append(Dim(shape[a], strides[a], 0 if reduced else out_stride))
+        out_stride *= 1 if reduced else shape[a]
+    return merge(dims[::-1]) or (Dim(1, 0, 1),)
 
 
 def kernel_name(dtype, ndim: int, index: str, contiguous: bool, vec: int = 1) -> str:
@@ -187,16 +187,14 @@ def _plan(shape: tuple, strides: tuple, axes: tuple):
     if len(dims) > MAX_DIMS:
         return None
     n = math.prod(shape)
-    span = 1 + sum((size - 1) * abs(st) for size, st, _ in dims)
+    span = 1 + sum((d.size - 1) * abs(d.in_stride) for d in dims)
     bits = 32 if max(n, span) < 2 ** 31 else 64
-    calc, out_stride, x_stride = [], 1, 1
-    contiguous = True
-    for size, stride, reduced in reversed(dims):
-        calc.append(Dim(size, stride, 0 if reduced else out_stride))
-        out_stride *= 1 if reduced else size
-        contiguous = contiguous and stride == x_stride
-        x_stride *= size
-    return params.index_calc(calc[::-1], bits), len(dims), bits, contiguous, calc[0].out_stride, out_stride
+    contiguous, x_stride = True, 1
+    for d in reversed(dims):
+        contiguous = contiguous and d.in_stride == x_stride
+        x_stride *= d.size
+    results = math.prod(d.size for d in dims if d.out_stride)
+    return params.index_calc(list(dims), bits), len(dims), bits, contiguous, dims[-1].out_stride, results
 
 
 def centred_scaled(x, axes, mean, scale, shift=None):
