@@ -105,6 +105,22 @@ def test_rows_of_fewer_vectors_than_a_step_take_fewer_rows_in_flight():
     assert ny((1 << 16, 4096), 4) == policy.MAX_TILE_ROWS
 
 
+def test_odd_columns_of_wide_elements_are_staged_only_when_narrow():
+    """Misaligned kept columns are staged up to STAGE_MAX_COLUMN_BYTES, but those of elements of 4
+    bytes or more only up to STAGE_MAX_WIDE_COLUMN_BYTES: ReduceOuter reads them well a lane each
+    (policy.py). Elements of 1 and 2 bytes, which ReduceOuter would read one a lane, stay staged."""
+    def kernel(width, itemsize):
+        return config.plan(((1 << 26) // width, width), (width, 1), (0,), (1,), itemsize, itemsize, 132,
+                           acc_itemsize=8).kernel
+
+    for itemsize in (4, 8):
+        widest = policy.STAGE_MAX_WIDE_COLUMN_BYTES // itemsize
+        odd = widest - 1  # misaligned
+        assert kernel(odd, itemsize) == "staged" and kernel(widest + 1, itemsize) == "outer", itemsize
+        assert kernel(policy.STAGE_MAX_COLUMN_BYTES // itemsize - 1, itemsize) == "outer"
+    for itemsize in (1, 2):  # (half the widest: 4 KB of bytes have more slots than a span holds)
+        assert kernel(policy.STAGE_MAX_COLUMN_BYTES // (2 * itemsize) - 1, itemsize) == "staged", itemsize
+
 def test_a_states_lanes_each_walk_several_steps_of_its_row():
     """A state's row takes lanes only as each walks STATE_LANE_STEPS steps of it (every lane more is
     a shuffle round of state merges); a sum's lanes walk one step each. A row of more than
@@ -194,7 +210,7 @@ def test_many_splits_combine_in_two_levels():
     assert outer.kernel == "outer" and outer.num_splits > outer.split_group > 1
     assert outer.counters == outer.grid[0] * (1 + -(-outer.num_splits // outer.split_group))
     assert _combine_rounds(outer, outer.block // outer.lanes * outer.ny) <= 4
-    staged = plan((1 << 16, 255), (0,))
+    staged = plan((1 << 16, 127), (0,))
     assert staged.kernel == "staged" and staged.num_splits > staged.split_group > 1
     few = plan((1 << 16, 4096), (0,))
     assert 1 < few.num_splits == few.split_group and few.counters == few.grid[0]
@@ -208,14 +224,15 @@ def test_splits_within_fold_in_the_rounds_allowed(rounds, per_round, columns):
     assert splits.combine_rounds(most, per_round, columns, policy) <= rounds
 
 
-@pytest.mark.parametrize("inner,axes", [((64, 7, 7), (0, 3)), ((128, 5, 5), (0, 3)), ((200, 3, 3), (0, 3)),
-                                        ((512, 3), (0, 2)), ((1000, 5), (0, 2)), ((64, 7, 7), (0, 2)),
-                                        ((5, 129), (0,))])
-@pytest.mark.parametrize("itemsize", [4, 2])
+@pytest.mark.parametrize("inner,axes,itemsize", [
+    (inner, axes, itemsize) for inner, axes in [((64, 7, 7), (0, 3)), ((128, 5, 5), (0, 3)), ((200, 3, 3), (0, 3)),
+                                                ((512, 3), (0, 2)), ((1000, 5), (0, 2)), ((64, 7, 7), (0, 2))]
+    for itemsize in (4, 2)] + [((5, 129), (0,), 2)])
 def test_wide_tiles_of_short_runs_split_over_two_levels(inner, axes, itemsize):
     """A few tiles of hundreds of slots over ~256 MB (a short run or odd columns under a wide kept
-    dim): staged with a block an SM at least, the splits' combine within STAGE_MAX_COMBINE_TRIPS
-    rounds over its two levels. A state keeps ReduceOuter where that is the other way (policy.py)."""
+    dim; columns of 4-byte elements that wide are ReduceOuter's): staged with a block an SM at least,
+    the splits' combine within STAGE_MAX_COMBINE_TRIPS rounds over its two levels. A state keeps
+    ReduceOuter where that is the other way (policy.py)."""
     shape = ((256 << 20) // (itemsize * int(np.prod(inner))),) + inner
     cfg = plan(shape, axes, itemsize=itemsize)
     per_round = cfg.block // cfg.lanes * 16 // cfg.stage.slots_per_thread

@@ -47,9 +47,10 @@ def wants_stage(layout: Layout, traits: Traits, tuning) -> bool:
     """Whether the innermost run is one the other kernels read badly: short (a reduced run of at
     most STAGE_MAX_RUN_BYTES, STAGE_WORD_MAX_RUN_BYTES where a 1-byte logical reduction folds it as
     words, or kept columns of at most STAGE_MAX_COLUMN_BYTES) and off the 16-byte grid (its length,
-    or a stride or the start of the others), or a run of at most STAGE_ALIGNED_RUN_BYTES, or (not
-    for a state, which ReduceOuter reads faster) aligned columns over too few rows for ReduceOuter's
-    tile. Longer aligned runs are whole vectors, which ReduceInner and ReduceOuter read at full speed."""
+    or a stride or the start of the others; columns of elements of 4 bytes or more only up to
+    STAGE_MAX_WIDE_COLUMN_BYTES), or a run of at most STAGE_ALIGNED_RUN_BYTES, or (not for a state,
+    which ReduceOuter reads faster) aligned columns over too few rows for ReduceOuter's tile. Longer
+    aligned runs are whole vectors, which ReduceInner and ReduceOuter read at full speed."""
     use_inner, itemsize = layout.inner_reduced, layout.itemsize
     inner = layout.red[-1] if use_inner else layout.kept[-1]
     limit = tuning.STAGE_MAX_COLUMN_BYTES
@@ -61,7 +62,8 @@ def wants_stage(layout: Layout, traits: Traits, tuning) -> bool:
     return (inner.size * itemsize <= tuning.STAGE_ALIGNED_RUN_BYTES
             or (not use_inner and not traits.state
                 and _few_rows_for_columns(inner.size * itemsize, size_of(layout.red), tuning))
-            or not aligned(layout.in_base, [inner.size] + others, itemsize, tuning.LOAD_BYTES))
+            or not aligned(layout.in_base, [inner.size] + others, itemsize, tuning.LOAD_BYTES)
+            and (use_inner or itemsize < 4 or inner.size * itemsize <= tuning.STAGE_MAX_WIDE_COLUMN_BYTES))
 
 
 def _word_folds(layout: Layout, traits: Traits) -> bool:
