@@ -33,6 +33,11 @@ BOUNDED_MAX_LOCAL_BYTES = 32
 
 #: Block steps a state's run needs for a block an output (argmax rows of 4096 2201 -> 3014 GB/s, 2026-11-23).
 STATE_BLOCK_ROW_STEPS = 4
+#: The same for a scalar accumulator of 8 bytes (float32 sums in float64, float64 data), where warps an
+#: output fill the GPU: one step's block tail of 8-byte shuffles costs more than it walks (H200, 256 MB:
+#: float32 rows of 4096 72.05 -> 69.57 us, means 73.60 -> 70.11, float64 rows of 2048 73.86 -> 70.35
+#: a warp an output; rows of two steps and more are as fast a block, 2026-11-28).
+WIDE_ACC_BLOCK_ROW_STEPS = 2
 
 #: Steps of its run a state's lane walks before another lane joins the row: each lane more is one
 #: more shuffle round of state merges (complex64 var rows of 33 648.7 -> 140.1 us at 1 -> 8, H200, 2026-11-28).

@@ -105,6 +105,22 @@ def test_rows_of_fewer_vectors_than_a_step_take_fewer_rows_in_flight():
     assert ny((1 << 16, 4096), 4) == policy.MAX_TILE_ROWS
 
 
+def test_an_8_byte_accumulator_takes_a_block_a_row_from_two_block_steps():
+    """A scalar accumulator of 8 bytes (a float32 sum in float64, float64 data) takes a block an
+    output only where its row walks WIDE_ACC_BLOCK_ROW_STEPS steps of the block, a 4-byte one from
+    one step; where warps an output would leave the GPU short of blocks, both from one (policy.py)."""
+    def lanes(width, itemsize, acc_itemsize, elements=1 << 26):
+        cfg = config.plan((elements // width, width), (width, 1), (1,), (1,), itemsize, 4, 132, acc_itemsize=acc_itemsize)
+        return cfg.lanes, cfg.ny
+
+    block, step = policy.BLOCK_THREADS, policy.BLOCK_THREADS * lanes(4096, 4, 4)[1] * 4  # elements a block step
+    assert lanes(4096, 4, 4)[0] == block and lanes(4096, 4, 8)[0] == policy.WARP_SIZE
+    assert lanes(policy.WIDE_ACC_BLOCK_ROW_STEPS * step, 4, 8)[0] == block
+    assert lanes(2048, 8, 8)[0] == policy.WARP_SIZE and lanes(4096, 8, 8)[0] == block
+    assert lanes(4096, 4, 8, 1 << 22)[0] == lanes(2048, 8, 8, 1 << 21)[0] == block  # 1024 rows: a block each
+
+
+
 def test_odd_columns_of_wide_elements_are_staged_only_when_narrow():
     """Misaligned kept columns are staged up to STAGE_MAX_COLUMN_BYTES, but those of elements of 4
     bytes or more only up to STAGE_MAX_WIDE_COLUMN_BYTES: ReduceOuter reads them well a lane each
@@ -142,7 +158,8 @@ def test_a_states_lanes_each_walk_several_steps_of_its_row():
         assert state_lanes == policy.WARP_SIZE or steps[state_lanes] <= policy.STATE_LANE_STEPS
         assert (state_lanes == 1 or steps[state_lanes // 2] > policy.STATE_LANE_STEPS
                 or state_lanes == 2 and vectors > policy.LANE_MAX_VECTORS), (width, itemsize, state_lanes)
-        assert state_lanes < sum_lanes  # a sum's lanes walk one step each
+        # a sum's lanes walk one step each (a warp's more, where its rows take no block: block_row_steps)
+        assert state_lanes < sum_lanes or state_lanes == sum_lanes == policy.WARP_SIZE
     assert lanes(64, 4, True)[0] == 1  # 16 vectors: one lane
     assert lanes(128, 4, True)[0] == 2  # 32 vectors: two, not one
     assert lanes(64, 8, True, acc_itemsize=48)[0] == 1  # complex64 var: 32 vectors, one lane

@@ -60,22 +60,30 @@ class _Rows:
             return 2
         return lanes
 
+    def block_row_steps(self) -> int:
+        """Block steps a run needs for a block an output: more for a state or an 8-byte accumulator,
+        whose combine at the block's end costs more than a step of a scalar's (policy.py)."""
+        t = self.tuning
+        if self.traits.state:
+            return t.STATE_BLOCK_ROW_STEPS
+        return t.WIDE_ACC_BLOCK_ROW_STEPS if self.traits.acc_itemsize > 4 else 1
+
     def group(self, walk: int, ny: int) -> Tuple[int, int]:
         """(lanes, row blocks) for an output group walking `walk` vectors per pass: lanes enough for a
         step each, a state's for STATE_LANE_STEPS steps each (each lane more is a round of state
         merges) where its outputs still fill the GPU's blocks without splits. A block per output
-        when an output fills a step of the whole block (a state: several steps), and either its run
-        fills the block's steps or warps per output would leave the GPU short of blocks
-        (policy.py)."""
+        when its run fills `block_row_steps` steps of the whole block closely enough, or where warps
+        per output would leave the GPU short of blocks and it fills one step (a state's: its
+        `block_row_steps`) (policy.py)."""
         t, block = self.tuning, self.tuning.BLOCK_THREADS
         lanes = self.lanes(walk, ny, t.STATE_LANE_STEPS if self.traits.state else 1)
         if self.traits.state and ceil(self.layout.num_out, block // lanes) < self.budget.split_target(self.sm_count, t):
             lanes = self.lanes(walk, ny, 1)  # outputs too few to fill the GPU: lanes share rows, not splits
         row_blocks = ceil(self.layout.num_out, block // lanes)
-        block_walk = block * ny * (t.STATE_BLOCK_ROW_STEPS if self.traits.state else 1)
+        few = row_blocks < self.budget.resident(self.sm_count, t)  # warps an output leave the GPU short
+        block_walk = block * ny * (1 if few and not self.traits.state else self.block_row_steps())
         if (lanes == t.WARP_SIZE and self.vectors * self.num_seg >= block_walk
-                and (self.vectors >= block_walk and self.fills_block_steps(block * ny)
-                     or row_blocks < self.budget.resident(self.sm_count, t))):
+                and (self.vectors >= block_walk and self.fills_block_steps(block * ny) or few)):
             lanes, row_blocks = block, self.layout.num_out
         return lanes, row_blocks
 
