@@ -167,8 +167,13 @@ STAGE_MIN_SPAN_VECTORS_PER_THREAD = 1
 #: Bank-conflict ways allowed to lanes on one run (float32 rows of 4 2610 -> 2819 GB/s at 2 -> 4, 2026-11-25).
 STAGE_ROW_BANK_WAYS = 4
 
-#: Lanes on a direct span's strided runs fill this x its slots ((N, 5, 9, 33) 62.3 -> 86.3%, 2026-11-27).
+#: Lanes on a direct span's strided runs fill this x its slots ((N, 5, 9, 33) 62.3 -> 86.3%, 2026-11-27)...
 STAGE_DIRECT_RUN_FILL = 4
+#: ... but a scalar's runs of elements of 4 bytes or more take lanes that fill the block, each folding this
+#: many elements at least (H200, 256 MB: float32 rows of 383 95.4 -> 75.3 us at 4 -> 16 lanes, of 255
+#: 80.2 -> 76.2 at 4 -> 8, complex64 of 165 81.6 -> 75.6 at 4 -> 8; at 8 a lane complex64 rows of 33 lost,
+#: 78.9 -> 85.0; float16, kept at the quarter, lost at 1 -> 4 lanes on rows of 127, 81.7 -> 118.0; 2026-11-28).
+STAGE_RUN_LANE_ELEMENTS = 16
 
 #: Short runs a thread folds side by side (float32 rows of 4 2604 -> 2833 GB/s, 2026-11-25)...
 STAGE_DIRECT_ROWS = 4

@@ -609,8 +609,9 @@ def test_a_thread_holds_at_most_the_policys_slots(itemsize):
 def test_few_slots_of_several_dim_folds_take_lanes_to_fill_the_block(itemsize):
     """A direct staged span whose slots each fold several dims (an index calculator an element)
     gives each scalar slot lanes until the slots fill the block; a slot of one strided run, or a
-    state, only as far as STAGE_DIRECT_RUN_FILL times the slots fill it (odd runs here: no bank
-    rule's minimum)."""
+    state, only as far as STAGE_DIRECT_RUN_FILL times the slots fill it, but a scalar's run of
+    elements of 4 bytes or more until they fill it or a lane folds only STAGE_RUN_LANE_ELEMENTS
+    (odd runs here: no bank rule's minimum)."""
     seen = set()
     cases = [(((64 << 20) // (itemsize * int(np.prod(inner))),) + inner, axes)
              for inner, axes in (((5, 9, 33), (1, 3)), ((64, 7, 7), (1, 3)), ((4, 5, 6, 7), (1, 3, 4)),
@@ -625,11 +626,15 @@ def test_few_slots_of_several_dim_folds_take_lanes_to_fill_the_block(itemsize):
                 continue
             lanes = cfg.block // cfg.lanes  # on one slot's folds
             several = len(st.folds) > 1 and not state
-            seen.add(several)
-            share = 1 if several else policy.STAGE_DIRECT_RUN_FILL
+            wide = not several and not state and itemsize >= 4
+            seen.add((several, wide))
+            share = 1 if several or wide else policy.STAGE_DIRECT_RUN_FILL
+            run = shape[-1] if axes[-1] == len(shape) - 1 else 1
             assert lanes == 1 or st.num_slots * lanes * share <= cfg.block
-            assert lanes == policy.WARP_SIZE or st.num_slots * lanes * share * 2 > cfg.block
-    assert seen == {False, True}
+            assert not wide or lanes == 1 or lanes * policy.STAGE_RUN_LANE_ELEMENTS <= run
+            assert (lanes == policy.WARP_SIZE or st.num_slots * lanes * share * 2 > cfg.block
+                    or wide and lanes * 2 * policy.STAGE_RUN_LANE_ELEMENTS > run)
+    assert {(False, False), (True, False)} <= seen and ((False, True) in seen) == (itemsize >= 4)
 
 
 @pytest.mark.parametrize("blocks_per_sm", [0, 2, 4])

@@ -266,7 +266,8 @@ class _Staging:
         """(rows, lanes on one run) where a slot's lanes are neighbours, or None. As many lanes as keep
         shared-memory reads within STAGE_ROW_BANK_WAYS-way bank conflicts, more where a span has too
         few slots to occupy the block (in a direct span whose slots fold one strided run each, or a
-        state, as far as STAGE_DIRECT_RUN_FILL, policy.py); with word folds as many as share the
+        state, as far as STAGE_DIRECT_RUN_FILL; a scalar's runs of elements of 4 bytes or more as far
+        as each lane folds STAGE_RUN_LANE_ELEMENTS, policy.py); with word folds as many as share the
         block among the span's slots (wider than a warp only as the whole block, on a span of one
         slot); with byte rows one (a thread 16 rows, from the chunks that hold them: spans of 16-row
         multiples). Rows or lanes cut to keep a thread's slots within `max_slots`."""
@@ -274,8 +275,12 @@ class _Staging:
         num_slots = row.slots_per_row * (rows if row.kept else 1)
         run_bytes = (self.dims[-1][0].size if row.inside else rows) * self.layout.itemsize
         one_run = len(_span_dims(row.dim, row.kept, row.inside, kept=False)) <= 1
-        share = t.STAGE_DIRECT_RUN_FILL if direct and (one_run or self.traits.state) else 1
-        fill = pow2_at_most(max(1, block // (num_slots * share)))
+        if direct and one_run and not self.traits.state and self.layout.itemsize >= 4:
+            run = run_bytes // self.layout.itemsize
+            fill = pow2_at_most(max(1, min(block // num_slots, run // t.STAGE_RUN_LANE_ELEMENTS)))
+        else:
+            share = t.STAGE_DIRECT_RUN_FILL if direct and (one_run or self.traits.state) else 1
+            fill = pow2_at_most(max(1, block // (num_slots * share)))
         by = min(t.WARP_SIZE, max(two_adic(run_bytes) // (4 * t.STAGE_ROW_BANK_WAYS), fill, 1))
         if words:
             fold_run = row.inner * (1 if row.kept else rows)
