@@ -60,13 +60,14 @@ class _Rows:
             return 2
         return lanes
 
-    def block_row_steps(self) -> int:
-        """Block steps a run needs for a block an output: more for a state or an 8-byte accumulator,
-        whose combine at the block's end costs more than a step of a scalar's (policy.py)."""
+    def block_row_steps(self, few: bool) -> int:
+        """Block steps a run needs for a block an output: more for a state, or for an 8-byte
+        accumulator where warps an output fill the GPU (not `few`), whose combine at the block's end
+        costs more than a step of a 4-byte one's (policy.py)."""
         t = self.tuning
         if self.traits.state:
             return t.STATE_BLOCK_ROW_STEPS
-        return t.WIDE_ACC_BLOCK_ROW_STEPS if self.traits.acc_itemsize > 4 else 1
+        return t.WIDE_ACC_BLOCK_ROW_STEPS if self.traits.acc_itemsize > 4 and not few else 1
 
     def group(self, walk: int, ny: int) -> Tuple[int, int]:
         """(lanes, row blocks) for an output group walking `walk` vectors per pass: lanes enough for a
@@ -81,7 +82,7 @@ class _Rows:
             lanes = self.lanes(walk, ny, 1)  # outputs too few to fill the GPU: lanes share rows, not splits
         row_blocks = ceil(self.layout.num_out, block // lanes)
         few = row_blocks < self.budget.resident(self.sm_count, t)  # warps an output leave the GPU short
-        block_walk = block * ny * (1 if few and not self.traits.state else self.block_row_steps())
+        block_walk = block * ny * self.block_row_steps(few)
         if (lanes == t.WARP_SIZE and self.vectors * self.num_seg >= block_walk
                 and (self.vectors >= block_walk and self.fills_block_steps(block * ny) or few)):
             lanes, row_blocks = block, self.layout.num_out

@@ -62,8 +62,8 @@ def wants_stage(layout: Layout, traits: Traits, tuning) -> bool:
     return (inner.size * itemsize <= tuning.STAGE_ALIGNED_RUN_BYTES
             or (not use_inner and not traits.state
                 and _few_rows_for_columns(inner.size * itemsize, size_of(layout.red), tuning))
-            or not aligned(layout.in_base, [inner.size] + others, itemsize, tuning.LOAD_BYTES)
-            and (use_inner or itemsize < 4 or inner.size * itemsize <= tuning.STAGE_MAX_WIDE_COLUMN_BYTES))
+            or (not aligned(layout.in_base, [inner.size] + others, itemsize, tuning.LOAD_BYTES)
+                and (use_inner or itemsize < 4 or inner.size * itemsize <= tuning.STAGE_MAX_WIDE_COLUMN_BYTES)))
 
 
 def _word_folds(layout: Layout, traits: Traits) -> bool:
