@@ -150,7 +150,9 @@ STAGE_WORD_MIN_RUN_BYTES = 5
 STAGE_MAX_COLUMN_BYTES = 4096
 #: ... of elements of 4 bytes or more, which ReduceOuter reads well one a lane (H200, 256 MB / 16 MB:
 #: float32 sums of 129 columns 106.6 -> 80.8 / 25.8 -> 15.6 us, complex64 of 257 113.8 -> 81.2 /
-#: 25.1 -> 18.3; float16 and int8 stay: 5-16% slower over 256 MB in ReduceOuter, 2026-11-28).
+#: 25.1 -> 18.3; float16 and int8 stay: 5-16% slower over 256 MB in ReduceOuter, 2026-11-28). Columns
+#: whose reductions a span holds whole stay staged: few rows between kept dims give ReduceOuter a block
+#: an outer index (var float32 (104044, 5, 129) over axis 1 at 563 GB/s, torch 1516, 2026-11-28).
 STAGE_MAX_WIDE_COLUMN_BYTES = 512
 
 #: Aligned runs staged up to this (a run of one vector costs ReduceInner a shuffle a vector, 2026-11-23).

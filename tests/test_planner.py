@@ -136,6 +136,11 @@ def test_odd_columns_of_wide_elements_are_staged_only_when_narrow():
         assert kernel(policy.STAGE_MAX_COLUMN_BYTES // itemsize - 1, itemsize) == "outer"
     for itemsize in (1, 2):  # (half the widest: 4 KB of bytes have more slots than a span holds)
         assert kernel(policy.STAGE_MAX_COLUMN_BYTES // (2 * itemsize) - 1, itemsize) == "staged", itemsize
+    # a few reduced rows between kept dims: a span holds each column's reduction whole (ReduceOuter
+    # would take a block an outer index, each of a few rows)
+    for shape, axes in (((104044, 5, 129), (1,)), ((45191, 5, 9, 33), (1,))):
+        for kw in ({}, dict(state=True, acc_itemsize=32)):
+            assert plan(shape, axes, **kw).kernel == "staged", (shape, kw)
 
 def test_a_states_lanes_each_walk_several_steps_of_its_row():
     """A state's row takes lanes only as each walks STATE_LANE_STEPS steps of it (every lane more is

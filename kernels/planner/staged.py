@@ -48,7 +48,8 @@ def wants_stage(layout: Layout, traits: Traits, tuning) -> bool:
     most STAGE_MAX_RUN_BYTES, STAGE_WORD_MAX_RUN_BYTES where a 1-byte logical reduction folds it as
     words, or kept columns of at most STAGE_MAX_COLUMN_BYTES) and off the 16-byte grid (its length,
     or a stride or the start of the others; columns of elements of 4 bytes or more only up to
-    STAGE_MAX_WIDE_COLUMN_BYTES), or a run of at most STAGE_ALIGNED_RUN_BYTES, or (not for a state,
+    STAGE_MAX_WIDE_COLUMN_BYTES, or where a span holds their reductions whole), or a run of at most
+    STAGE_ALIGNED_RUN_BYTES, or (not for a state,
     which ReduceOuter reads faster) aligned columns over too few rows for ReduceOuter's tile. Longer
     aligned runs are whole vectors, which ReduceInner and ReduceOuter read at full speed."""
     use_inner, itemsize = layout.inner_reduced, layout.itemsize
@@ -63,7 +64,15 @@ def wants_stage(layout: Layout, traits: Traits, tuning) -> bool:
             or (not use_inner and not traits.state
                 and _few_rows_for_columns(inner.size * itemsize, size_of(layout.red), tuning))
             or (not aligned(layout.in_base, [inner.size] + others, itemsize, tuning.LOAD_BYTES)
-                and (use_inner or itemsize < 4 or inner.size * itemsize <= tuning.STAGE_MAX_WIDE_COLUMN_BYTES)))
+                and (use_inner or itemsize < 4 or inner.size * itemsize <= tuning.STAGE_MAX_WIDE_COLUMN_BYTES
+                     or _in_one_span(inner.size * itemsize, size_of(layout.red), tuning))))
+
+
+def _in_one_span(column_bytes: int, num_red: int, tuning) -> bool:
+    """Whether kept columns of `column_bytes` over `num_red` reduced rows fit one span whole: where
+    they do, the span folds them without splits, which ReduceOuter's tile of few rows an output does
+    not match (policy.py, STAGE_MAX_WIDE_COLUMN_BYTES)."""
+    return column_bytes * num_red <= tuning.BLOCK_THREADS * tuning.STAGE_VECTORS * tuning.LOAD_BYTES
 
 
 def _word_folds(layout: Layout, traits: Traits) -> bool:
