@@ -120,7 +120,6 @@ def test_an_8_byte_accumulator_takes_a_block_a_row_from_two_block_steps():
     assert lanes(4096, 4, 8, 1 << 22)[0] == lanes(2048, 8, 8, 1 << 21)[0] == block  # 1024 rows: a block each
 
 
-
 def test_odd_columns_of_wide_elements_are_staged_only_when_narrow():
     """Misaligned kept columns are staged up to STAGE_MAX_COLUMN_BYTES, but those of elements of 4
     bytes or more only up to STAGE_MAX_WIDE_COLUMN_BYTES: ReduceOuter reads them well a lane each
@@ -141,6 +140,7 @@ def test_odd_columns_of_wide_elements_are_staged_only_when_narrow():
     for shape, axes in (((104044, 5, 129), (1,)), ((45191, 5, 9, 33), (1,))):
         for kw in ({}, dict(state=True, acc_itemsize=32)):
             assert plan(shape, axes, **kw).kernel == "staged", (shape, kw)
+
 
 def test_a_states_lanes_each_walk_several_steps_of_its_row():
     """A state's row takes lanes only as each walks STATE_LANE_STEPS steps of it (every lane more is
