@@ -49,23 +49,23 @@ def wants_stage(layout: Layout, traits: Traits, tuning) -> bool:
     words, or kept columns of at most STAGE_MAX_COLUMN_BYTES) and off the 16-byte grid (its length,
     or a stride or the start of the others; columns of elements of 4 bytes or more only up to
     STAGE_MAX_WIDE_COLUMN_BYTES, or where a span holds their reductions whole), or a run of at most
-    STAGE_ALIGNED_RUN_BYTES, or (not for a state,
-    which ReduceOuter reads faster) aligned columns over too few rows for ReduceOuter's tile. Longer
-    aligned runs are whole vectors, which ReduceInner and ReduceOuter read at full speed."""
+    STAGE_ALIGNED_RUN_BYTES, or (not for a state, which ReduceOuter reads faster) aligned columns over
+    too few rows for ReduceOuter's tile. Longer aligned runs are whole vectors, which ReduceInner and
+    ReduceOuter read at full speed."""
     use_inner, itemsize = layout.inner_reduced, layout.itemsize
     inner = layout.red[-1] if use_inner else layout.kept[-1]
+    run_bytes, num_red = inner.size * itemsize, size_of(layout.red)
     limit = tuning.STAGE_MAX_COLUMN_BYTES
     if use_inner:
         limit = tuning.STAGE_WORD_MAX_RUN_BYTES if _word_folds(layout, traits) else tuning.STAGE_MAX_RUN_BYTES
-    if inner.in_stride != 1 or inner.size * itemsize > limit:
+    if inner.in_stride != 1 or run_bytes > limit:
         return False
     others = [d.in_stride for d in layout.kept + layout.red if d.size > 1 and d is not inner]
-    return (inner.size * itemsize <= tuning.STAGE_ALIGNED_RUN_BYTES
-            or (not use_inner and not traits.state
-                and _few_rows_for_columns(inner.size * itemsize, size_of(layout.red), tuning))
+    return (run_bytes <= tuning.STAGE_ALIGNED_RUN_BYTES
+            or (not use_inner and not traits.state and _few_rows_for_columns(run_bytes, num_red, tuning))
             or (not aligned(layout.in_base, [inner.size] + others, itemsize, tuning.LOAD_BYTES)
-                and (use_inner or itemsize < 4 or inner.size * itemsize <= tuning.STAGE_MAX_WIDE_COLUMN_BYTES
-                     or _in_one_span(inner.size * itemsize, size_of(layout.red), tuning))))
+                and (use_inner or itemsize < 4 or run_bytes <= tuning.STAGE_MAX_WIDE_COLUMN_BYTES
+                     or _in_one_span(run_bytes, num_red, tuning))))
 
 
 def _in_one_span(column_bytes: int, num_red: int, tuning) -> bool:
