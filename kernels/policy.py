@@ -128,8 +128,9 @@ STAGE_MAX_SLOTS = 8
 #: ... for a state (var (N, 3, 33) 28.2% at 4, 29.5% at 8: 4 keeps registers, 2026-11-27).
 STAGE_MAX_STATE_SLOTS = 4
 
-#: The widest accumulator staged: every real one (float64 Welford's 32 bytes); complex128 Welford's 64
-#: overflowed shared memory beside a span (50 KB of 48: NVRTC, 2026-11-27) and takes the other kernels.
+#: The widest accumulator staged as any other: every real one (float64 Welford's 32 bytes); complex
+#: Welford's 64, four slots a thread, overflowed shared memory beside a span (50 KB of 48: NVRTC,
+#: 2026-11-27), so it is staged only as the next lines allow.
 STAGE_MAX_ACC_BYTES = 32
 
 #: ... and in spans of whole reductions, which keep no slots in shared memory: complex Welford's 64
@@ -137,6 +138,21 @@ STAGE_MAX_ACC_BYTES = 32
 STAGE_MAX_DIRECT_ACC_BYTES = 64
 #: ... over reduced runs of at most this (rows of 127 level, of 165 and 255 5-9% slower staged, 2026-11-28).
 STAGE_WIDE_MAX_RUN_BYTES = 1024
+#: ... and across kept columns, a slot a thread (16 KB of slots beside the span; complex64 var
+#: (N, 3, 5) over axis 1: 33 -> 1191 GB/s, H200, 2026-11-28)...
+STAGE_WIDE_STATE_SLOTS = 1
+#: ... in spans of at most this many 16-byte vectors a thread (32 KB of them overflowed 48 KB: NVRTC).
+STAGE_WIDE_COLUMN_VECTORS = 4
+
+#: A state's aligned kept columns are staged where ReduceOuter keeps at most this share of a block's
+#: threads busy (outer.busy_share): ReduceOuter runs near share x its full speed, staged columns at a
+#: speed of their own (float16 var (N, 3, 256), share 0.5: 332 -> 499 GB/s; (N, 3, 512), share 1:
+#: 705 outer, 406 staged; H200, 2026-11-28)...
+STAGE_STATE_OUTER_BUSY = 0.5
+#: ... and a state wider than STAGE_MAX_ACC_BYTES, staged a slot a thread at 750-2000 GB/s against
+#: ReduceOuter's ~2400 x share (complex64 var (N, 60, 13), share 0.41: 972 outer, 849 staged;
+#: (N, 3, 3, 65), share 0.25: 388 outer, 941 staged).
+STAGE_WIDE_OUTER_BUSY = 1 / 3
 
 #: Longest misaligned reduced run staged (at 512 several-dim folds fell 2448 -> 425 GB/s, 2026-11-25).
 STAGE_MAX_RUN_BYTES = 2048

@@ -148,9 +148,12 @@ def test_every_complex_kernel_compiles_for_sm_90():
 
 
 def test_the_widest_states_take_the_kernels_that_hold_them():
-    """complex Welford's 64-byte state is staged only in spans of whole reductions, which keep no
-    slots in shared memory (policy.STAGE_MAX_DIRECT_ACC_BYTES); slots of it beside a span would
-    overflow shared memory (policy.STAGE_MAX_ACC_BYTES). float64 Welford's 32 bytes take both."""
+    """complex Welford's 64-byte state is staged in spans of whole reductions, which keep no slots
+    in shared memory (policy.STAGE_MAX_DIRECT_ACC_BYTES), and across kept columns over a few rows a
+    slot a thread (STAGE_WIDE_STATE_SLOTS); four slots of it beside a span would overflow shared
+    memory (policy.STAGE_MAX_ACC_BYTES). float64 Welford's 32 bytes take every span."""
+    cfg = config.plan((4001, 3, 5), [15, 5, 1], (1,), [5, 1], 8, 8, 132, acc_itemsize=64, state=True)
+    assert cfg.kernel == "staged" and not cfg.stage.direct and cfg.stage.slots_per_thread == 1
     for shape, axes, direct in (((2003, 3), (1,), True), ((60001, 3), (0,), False), ((401, 16, 11), (0, 2), False)):
         strides = [int(np.prod(shape[i + 1:])) for i in range(len(shape))]
         kept = [n for i, n in enumerate(shape) if i not in axes]

@@ -17,10 +17,11 @@ from test_gpu import FLAT_SHAPES, STAGED_SHAPES, SUBSET_SHAPES, poison_pool, poi
 
 DTYPES = [np.dtype(t) for t in (np.float32, np.float16, np.float64, np.int32, np.uint8, np.bool_)]
 
-#: Every reduce path: rows (inner), columns (outer), splits of each, flat runs, staged spans.
+#: Every reduce path: rows (inner), columns (outer), splits of each, flat runs, staged spans (kept
+#: columns over a few rows between kept dims among them).
 PATH_SHAPES = ([((4096, 4096), (1,)), ((4096, 4096), (0,)), ((16, 1 << 20), (1,)), ((1 << 20, 16), (0,)),
                 ((1 << 22,), (0,)), ((64, 32, 3000), (0, 2)), ((4, 1 << 20), (0,)), ((4099, 1), (1,))]
-               + FLAT_SHAPES + STAGED_SHAPES)
+               + FLAT_SHAPES + STAGED_SHAPES + [((999, 3, 256), (1,)), ((1001, 5, 3, 16), (1,))])
 
 
 def _run(name, xd, axis, keepdims=False):

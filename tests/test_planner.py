@@ -429,6 +429,27 @@ def test_a_state_gets_a_block_per_output_only_over_several_steps():
     assert plan((4096, 65536), (1,), acc_itemsize=16, state=True).min_blocks == policy.INNER_MIN_BLOCKS
 
 
+@pytest.mark.parametrize("shape,itemsize,acc,kernel", [
+    ((349525, 3, 128), 2, 16, "staged"),  # an argmax's: 32 threads wide, 1 of 8 rows of threads busy
+    ((262144, 2, 128), 4, 32, "staged"),  # float32 var: 64 threads wide, 1 of 4 rows busy
+    ((87381, 3, 256), 4, 32, "staged"),  # 2 rows of 128 threads, 1 busy: STAGE_STATE_OUTER_BUSY
+    ((87381, 3, 512), 2, 32, "outer"),  # float16 var: one row of 256 threads, all busy
+    ((2236962, 3, 5), 8, 64, "staged"),  # complex64 var: 5 of 8 threads wide, 1 of 32 rows busy
+    ((344148, 3, 65), 8, 64, "staged"),  # ... 65 of 128 threads wide, 1 of 2 rows: 0.254
+    ((43018, 60, 13), 8, 64, "outer"),  # ... 60 rows: 0.41 busy (STAGE_WIDE_OUTER_BUSY)
+    ((11184, 1000, 3), 8, 64, "outer"),
+], ids=str)
+def test_state_columns_are_staged_where_the_outer_block_would_idle(shape, itemsize, acc, kernel):
+    """A state's kept columns over a few reduced rows: staged where ReduceOuter's block would leave
+    most of its threads without a column or a row (outer.busy_share), else ReduceOuter's. A state
+    wider than STAGE_MAX_ACC_BYTES (complex var) is staged a slot a thread."""
+    cfg = plan(shape, (1,), itemsize=itemsize, state=True, acc_itemsize=acc)
+    assert cfg.kernel == kernel
+    if kernel == "staged":
+        wide = acc > policy.STAGE_MAX_ACC_BYTES
+        assert not cfg.stage.lanes_adjacent and (cfg.stage.slots_per_thread == 1 or not wide)
+
+
 @pytest.mark.parametrize("itemsize", [2, 4])
 def test_columns_of_few_rows_take_a_wide_row_of_threads(itemsize):
     """ReduceOuter: where the reduced rows are too few for each row of threads to walk COL_ROW_STEPS
@@ -444,12 +465,11 @@ def test_columns_of_few_rows_take_a_wide_row_of_threads(itemsize):
 def test_aligned_columns_over_too_few_rows_for_the_outer_tile_are_staged():
     """Kept columns of at most STAGE_FEW_ROW_COLUMN_BYTES, 16-byte aligned, over fewer reduced rows
     than a step of ReduceOuter's tile (128 float16 columns: 16 threads wide, 64 rows deep) are
-    staged; more rows, wider columns and states keep ReduceOuter."""
+    staged; more rows and wider columns keep ReduceOuter."""
     for shape, itemsize in [((349525, 3, 128), 2), ((21845, 12, 512), 2), ((131072, 2, 256), 4),
                             ((52428, 5, 256), 4), ((87381, 3, 1024), 1)]:
         words = dict(folds_words=True, word_columns=True) if itemsize == 1 else {}  # a bool `any`
         assert plan(shape, (1,), itemsize=itemsize, **words).kernel == "staged", shape
-        assert plan(shape, (1,), itemsize=itemsize, state=True, acc_itemsize=16).kernel == "outer", shape
     for shape, itemsize in [((16384, 16, 512), 2), ((65536, 2, 512), 4), ((262144, 256), 4)]:
         assert plan(shape, (len(shape) - 2,), itemsize=itemsize).kernel == "outer", shape
 

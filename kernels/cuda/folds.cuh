@@ -36,6 +36,42 @@ __device__ __forceinline__ void FoldStrided(typename R::acc_t (&acc)[1], kps::Pt
   }
 }
 
+// FoldStrided over SLOTS slots side by side: slot x's elements first[x][i * stride], spread over the
+// lanes as FoldStrided spreads one slot's, NY rows of SLOTS elements in flight. The slots' chains
+// are independent, where folding one slot after another waits on each chain in turn (a state's
+// columns, whose every combine divides). Every first[x] points into the span: a slot the caller does
+// not store may repeat another's elements.
+template <class R, class Tr, typename Tin, int SLOTS, int NY, int LANES, typename IndexT>
+__device__ __forceinline__ void FoldStridedSlots(typename R::acc_t (&acc)[SLOTS], const Tin* const (&first)[SLOTS],
+                                                 IndexT len, IndexT stride, int lane, long long pos,
+                                                 long long pos_stride) {
+  constexpr IndexT kStep = static_cast<IndexT>(LANES) * NY;
+  Tin raw[SLOTS * NY];
+  kps::CarryFor<R, Tin, SLOTS> carry;
+  auto read = [&](IndexT i, int num_y) {
+#pragma unroll
+    for (int y = 0; y < NY; ++y) {
+#pragma unroll
+      for (int x = 0; x < SLOTS; ++x) {
+        if (y < num_y) raw[y * SLOTS + x] = first[x][(i + lane + y * LANES) * stride];
+      }
+    }
+    return kps::AffineIndex<NY>(pos + static_cast<long long>(i + lane) * pos_stride, LANES * pos_stride, 0);
+  };
+  IndexT i = 0;
+  for (; i + kStep <= len; i += kStep) {
+    const auto index = read(i, NY);
+    kps::ReduceUnary<R, Tr, Tin, SLOTS, NY, SLOTS, false>(acc, raw, SLOTS, NY, index);
+    carry.Step(acc);
+  }
+  if (i + lane < len) {
+    const int num_y = static_cast<int>((len - i - lane + LANES - 1) / LANES);
+    const auto index = read(i, num_y);
+    kps::ReduceUnary<R, Tr, Tin, SLOTS, NY, SLOTS, true>(acc, raw, SLOTS, num_y, index);
+  }
+  carry.Total(acc);
+}
+
 // Fold one contiguous run: a scalar head up to the first 16-byte boundary, aligned VEC-wide
 // vectors (NY per lane in flight), a scalar tail. Element i is number `pos + i * pos_stride` of the
 // reduced range.

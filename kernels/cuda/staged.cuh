@@ -249,6 +249,14 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
   const int tx = LanesAdjacent ? threadIdx.x / kBY : threadIdx.x % BX;
   const int ty = LanesAdjacent ? threadIdx.x % kBY : threadIdx.x / BX;
   const bool folds = !kRagged || ty < kBY;
+  // A state's slots across columns, of one strided fold each, are folded side by side
+  // (FoldStridedSlots), kSideRows rows of them at once: as many loads in flight as one slot's NY.
+  constexpr bool kSlotsSideBySide = __is_class(Acc) && !LanesAdjacent && !WordColumns && TRND == 1 && SLOTS > 1;
+  constexpr int kSideRows = SLOTS > 0 && NY > SLOTS ? NY / SLOTS : 1;
+  // Rows of partials a thread loads a round of the split combine: 16 accumulators (16 / SLOTS rows);
+  // one row for a state wider than 32 bytes (policy.STAGE_MAX_ACC_BYTES), whose 16 would take a
+  // kilobyte of registers (complex64 var: 226 -> 64 registers).
+  constexpr int kPartialRows = sizeof(Acc) > 32 || kDirect ? 1 : 16 / SLOTS;
 
   const IndexT split = blockIdx.y;
   const IndexT s_begin = split * static_cast<IndexT>(p.stages_per_split);
@@ -354,16 +362,27 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
         if (slot < num_slots && ty == 0) store(out_off, slot, a);
       }
     } else {
+      if constexpr (kSlotsSideBySide) {
+        const Tin* first[SLOTS];  // (a slot past the span's last repeats the last, and is not stored)
 #pragma unroll
-      for (int k = 0; k < SLOTS; ++k) {
-        const unsigned slot = tx + k * BX;
-        if constexpr (WordColumns) {  // slot: a residue of the span's words (see FoldWordColumns)
-          if (slot < num_slots && folds) {
-            FoldWordColumns<R, Tr, NY, kBY>(acc[k], reinterpret_cast<const unsigned*>(staged), slot, num_slots,
-                                            p.slots.magic[0], head, static_cast<int>(valid_rows * p.row_stride), ty);
+        for (int k = 0; k < SLOTS; ++k) first[k] = tile_in + p.slots.Offset(min(tx + k * BX, num_slots - 1));
+        if (folds) {
+          FoldStridedSlots<R, Tr, Tin, SLOTS, kSideRows, kBY, unsigned>(
+              acc, first, num_folds, static_cast<unsigned>(p.folds.in_stride[0]), ty, pos, p.folds.out_stride[0]);
+        }
+      } else {
+#pragma unroll
+        for (int k = 0; k < SLOTS; ++k) {
+          const unsigned slot = tx + k * BX;
+          if constexpr (WordColumns) {  // slot: a residue of the span's words (see FoldWordColumns)
+            if (slot < num_slots && folds) {
+              FoldWordColumns<R, Tr, NY, kBY>(acc[k], reinterpret_cast<const unsigned*>(staged), slot, num_slots,
+                                              p.slots.magic[0], head, static_cast<int>(valid_rows * p.row_stride),
+                                              ty);
+            }
+          } else if (slot < num_slots && folds) {
+            fold(acc[k], tile_in, slot, num_folds, pos);
           }
-        } else if (slot < num_slots && folds) {
-          fold(acc[k], tile_in, slot, num_folds, pos);
         }
       }
       stages.Step(acc);
@@ -377,8 +396,8 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
           const long long per_split = p.num_tiles * p.num_slots;
           Acc* tile_partials = partials + static_cast<long long>(tile) * p.num_slots + tx;
           auto fold_partials = [&](unsigned row, unsigned count, unsigned step) {  // 16 of a thread in flight
-            kps::FoldPartials<R, SLOTS, 16 / SLOTS, kBY>(acc, tile_partials, row, count, step, per_split, mine,
-                                                         ty, folds, BX);
+            kps::FoldPartials<R, SLOTS, kPartialRows, kBY>(acc, tile_partials, row, count, step, per_split, mine,
+                                                           ty, folds, BX);
             CombineStaged<R, SLOTS, BX, LanesAdjacent, BLOCK>(acc, smem);
           };
           auto store_partials = [&](unsigned row) {

@@ -64,6 +64,23 @@ def _tile(cols: Layout, traits: Traits, budget: Budget, tuning) -> _Tile:
     return _Tile(vec, ny, vec_in, vec_out)
 
 
+def _block(cols: Layout, traits: Traits, budget: Budget, tuning):
+    """(a thread's tile, threads side by side) over the columns `cols`."""
+    tile = _tile(cols, traits, budget, tuning)
+    return tile, col_threads(pow2_at_least(ceil(cols.kept[-1].size, tile.vec)), cols.num_red, tile.ny, tuning)
+
+
+def busy_share(layout: Layout, traits: Traits, budget: Budget, tuning) -> float:
+    """The share of a block's threads that have columns and rows to fold: under 1 where the columns
+    leave threads of the last tile without one, or the reduced rows are fewer than one step of the
+    tile takes (3 rows under 256 float32 columns of a state: 2 rows of 128 threads, 4 rows a thread:
+    one row of threads idle, 0.5; 65 complex64 columns: 128 threads wide, 0.51 of them busy)."""
+    cols = layout.as_shifted_words() if shifts_words(layout, traits, tuning) else layout
+    tile, bx = _block(cols, traits, budget, tuning)
+    by, inner = tuning.BLOCK_THREADS // bx, cols.kept[-1].size
+    return inner / (ceil(inner, bx * tile.vec) * bx * tile.vec) * min(by, ceil(cols.num_red, tile.ny)) / by
+
+
 def _row_splits(num_tiles: int, step: int, num_red: int, resident: int, split_target: int, tuning):
     """(rows per split, splits) of the reduced rows: where the tiles are fewer than `split_target`,
     or outnumber the `resident` blocks but would leave the last wave mostly empty (MIN_WAVE_FILL)."""
@@ -89,9 +106,8 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) 
     cols = layout.as_shifted_words() if shifts_words(layout, traits, tuning) else layout
     inner, outer, num_red = cols.kept[-1], cols.kept[:-1], cols.num_red
     heavy = traits.heavy and budget.heavy_bound
-    vec, ny, vec_in, vec_out = _tile(cols, traits, budget, tuning)
+    (vec, ny, vec_in, vec_out), bx = _block(cols, traits, budget, tuning)
     block = tuning.BLOCK_THREADS
-    bx = col_threads(pow2_at_least(ceil(inner.size, vec)), num_red, ny, tuning)
     by = block // bx
     col_tiles = ceil(inner.size, bx * vec)
     num_tiles = size_of(outer) * col_tiles

@@ -27,7 +27,7 @@ from typing import NamedTuple, Optional, Tuple
 from .budget import Budget
 from .dims import Dim, aligned, ceil, index_bits, merge, pow2_at_least, pow2_at_most, size_of, stride_key, two_adic
 from .layout import Layout
-from .outer import col_threads
+from .outer import busy_share, col_threads
 from .plans import Stage, StagedPlan
 from .splits import choose_splits, split_group, splits_within
 from .traits import Traits
@@ -49,9 +49,9 @@ def wants_stage(layout: Layout, traits: Traits, tuning) -> bool:
     words, or kept columns of at most STAGE_MAX_COLUMN_BYTES) and off the 16-byte grid (its length,
     or a stride or the start of the others; columns of elements of 4 bytes or more only up to
     STAGE_MAX_WIDE_COLUMN_BYTES, or where a span holds their reductions whole), or a run of at most
-    STAGE_ALIGNED_RUN_BYTES, or (not for a state, which ReduceOuter reads faster) aligned columns over
-    too few rows for ReduceOuter's tile. Longer aligned runs are whole vectors, which ReduceInner and
-    ReduceOuter read at full speed."""
+    STAGE_ALIGNED_RUN_BYTES, or aligned columns over too few rows for ReduceOuter's tile (a state's
+    only where ReduceOuter's block would idle, `_state_span`). Longer aligned runs are whole vectors,
+    which ReduceInner and ReduceOuter read at full speed."""
     use_inner, itemsize = layout.inner_reduced, layout.itemsize
     inner = layout.red[-1] if use_inner else layout.kept[-1]
     run_bytes, num_red = inner.size * itemsize, size_of(layout.red)
@@ -60,12 +60,19 @@ def wants_stage(layout: Layout, traits: Traits, tuning) -> bool:
         limit = tuning.STAGE_WORD_MAX_RUN_BYTES if _word_folds(layout, traits) else tuning.STAGE_MAX_RUN_BYTES
     if inner.in_stride != 1 or run_bytes > limit:
         return False
-    others = [d.in_stride for d in layout.kept + layout.red if d.size > 1 and d is not inner]
     return (run_bytes <= tuning.STAGE_ALIGNED_RUN_BYTES
-            or (not use_inner and not traits.state and _few_rows_for_columns(run_bytes, num_red, tuning))
-            or (not aligned(layout.in_base, [inner.size] + others, itemsize, tuning.LOAD_BYTES)
+            or (not use_inner and _few_rows_for_columns(run_bytes, num_red, tuning))
+            or (_misaligned(layout, tuning)
                 and (use_inner or itemsize < 4 or run_bytes <= tuning.STAGE_MAX_WIDE_COLUMN_BYTES
                      or _in_one_span(run_bytes, num_red, tuning))))
+
+
+def _misaligned(layout: Layout, tuning) -> bool:
+    """Whether the innermost run's length, or a stride or the start of the other dims, is off the
+    16-byte grid."""
+    inner = layout.red[-1] if layout.inner_reduced else layout.kept[-1]
+    others = [d.in_stride for d in layout.kept + layout.red if d.size > 1 and d is not inner]
+    return not aligned(layout.in_base, [inner.size] + others, layout.itemsize, tuning.LOAD_BYTES)
 
 
 def _in_one_span(column_bytes: int, num_red: int, tuning) -> bool:
@@ -94,20 +101,22 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) 
     """ReduceStaged's launch, or None where no span fits (the other kernels then take it). A span of
     whole reductions (direct) is tried again with STAGE_VECTORS_DIRECT vectors a thread; a reduced
     run longer than STAGE_MAX_RUN_BYTES is staged only where its span folds it as words."""
-    staging = _Staging(layout, traits, budget, sm_count, tuning, tuning.STAGE_VECTORS)
+    wide_columns = traits.acc_itemsize > tuning.STAGE_MAX_ACC_BYTES and not layout.inner_reduced
+    staging = _Staging(layout, traits, budget, sm_count, tuning,
+                       tuning.STAGE_WIDE_COLUMN_VECTORS if wide_columns else tuning.STAGE_VECTORS)
     span = staging.span()
     if span is not None and span.stage.direct and tuning.STAGE_VECTORS_DIRECT != tuning.STAGE_VECTORS:
         span = replace(staging, vectors=tuning.STAGE_VECTORS_DIRECT).span()
     if span is None or (not span.stage.word_folds and layout.inner_reduced
                         and layout.red[-1].size * layout.itemsize > tuning.STAGE_MAX_RUN_BYTES):
         return None
-    if traits.acc_itemsize > tuning.STAGE_MAX_ACC_BYTES and not _wide_state_span(layout, span.stage, tuning):
+    if traits.state and not _state_span(layout, traits, budget, span.stage, tuning):
         return None
     stage, grid, block = span.stage, span.grid, tuning.BLOCK_THREADS
     partials = stage.num_tiles * stage.num_slots * grid[1] if grid[1] > 1 else 0
     side_by_side = stage.direct and span.lanes == block and len(stage.folds) == 1 and not stage.word_folds
     ny = _direct_rows(stage, span.lanes, traits.acc_itemsize, tuning) if side_by_side else tuning.MAX_TILE_ROWS
-    per_round = 0 if stage.direct else (block // span.lanes) * (16 // stage.slots_per_thread)  # kRows there
+    per_round = 0 if stage.direct else (block // span.lanes) * _partial_rows(traits, stage.slots_per_thread, tuning)
     return StagedPlan(
         reduce_type=layout.reduce_type, kept=span.tiles, red=span.stages,
         index_bits=index_bits(layout.extent, layout.out_extent, layout.num_out, layout.num_red, partials),
@@ -119,12 +128,24 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) 
     )
 
 
-def _wide_state_span(layout: Layout, stage: Stage, tuning) -> bool:
-    """Whether a state wider than STAGE_MAX_ACC_BYTES is staged in this span: only a span of whole
-    reductions (slots of such states beside a span overflow shared memory) of reduced runs of at most
-    STAGE_WIDE_MAX_RUN_BYTES (longer ones ReduceInner reads faster: policy.py)."""
-    return (stage.direct and layout.inner_reduced
-            and layout.red[-1].size * layout.itemsize <= tuning.STAGE_WIDE_MAX_RUN_BYTES)
+def _state_span(layout: Layout, traits: Traits, budget: Budget, stage: Stage, tuning) -> bool:
+    """Whether a state is staged in this span.
+
+    Across kept columns: where ReduceOuter would read them in runs of one vector or off the 16-byte
+    grid (a state of at most STAGE_MAX_ACC_BYTES), or where its block would leave most of its
+    threads idle (few reduced rows under narrow columns: STAGE_STATE_OUTER_BUSY, and
+    STAGE_WIDE_OUTER_BUSY for a wider state, staged a slot a thread). Along reduced runs: a state of
+    at most STAGE_MAX_ACC_BYTES, or a wider one in a span of whole reductions (its slots beside a
+    span overflow shared memory) of runs of at most STAGE_WIDE_MAX_RUN_BYTES (longer ones
+    ReduceInner reads faster)."""
+    small = traits.acc_itemsize <= tuning.STAGE_MAX_ACC_BYTES
+    if layout.inner_reduced:
+        return small or (stage.direct and layout.red[-1].size * layout.itemsize <= tuning.STAGE_WIDE_MAX_RUN_BYTES)
+    one_vector = layout.kept[-1].size * layout.itemsize <= tuning.STAGE_ALIGNED_RUN_BYTES
+    if small and (one_vector or _misaligned(layout, tuning)):
+        return True
+    most = tuning.STAGE_STATE_OUTER_BUSY if small else tuning.STAGE_WIDE_OUTER_BUSY
+    return busy_share(layout, traits, budget, tuning) <= most
 
 
 class StagedSpan(NamedTuple):
@@ -179,7 +200,10 @@ class _Staging:
 
     @property
     def max_slots(self) -> int:
-        return self.tuning.STAGE_MAX_STATE_SLOTS if self.traits.state else self.tuning.STAGE_MAX_SLOTS
+        t = self.tuning
+        if self.traits.acc_itemsize > t.STAGE_MAX_ACC_BYTES:
+            return t.STAGE_WIDE_STATE_SLOTS
+        return t.STAGE_MAX_STATE_SLOTS if self.traits.state else t.STAGE_MAX_SLOTS
 
     @property
     def lanes_adjacent(self) -> bool:
@@ -338,7 +362,7 @@ class _Staging:
         split_target = self.budget.split_target(sm_count, t)
         if not (num_tiles < split_target and num_tiles <= t.MAX_GRID_X and num_stages > 1):
             return 1
-        per_trip = (t.BLOCK_THREADS // bx) * 16 // slots_per_thread
+        per_trip = (t.BLOCK_THREADS // bx) * _partial_rows(self.traits, slots_per_thread, t)
         max_trips = t.STAGE_MAX_COMBINE_TRIPS if self.layout.itemsize > 1 else t.STAGE_MAX_COMBINE_TRIPS_1_BYTE
         most = max_trips * per_trip
         if num_tiles * most < sm_count and self.two_levels:
@@ -365,6 +389,12 @@ class _Staging:
             return 0
         return byte_row_bytes(row.inside[0][0], row.dim, [d.in_stride for d, _ in self.dims[:row.index]],
                               self.layout.in_base, self.tuning)
+
+
+def _partial_rows(traits: Traits, slots_per_thread: int, tuning) -> int:
+    """Rows of partials a thread of a split combine loads a round (kPartialRows in staged.cuh): 16
+    accumulators, one row of a state wider than STAGE_MAX_ACC_BYTES."""
+    return 1 if traits.acc_itemsize > tuning.STAGE_MAX_ACC_BYTES else 16 // slots_per_thread
 
 
 def _span_dims(row: Dim, row_kept: bool, inside, kept: bool) -> Tuple[Dim, ...]:
