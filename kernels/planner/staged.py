@@ -101,7 +101,7 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) 
     """ReduceStaged's launch, or None where no span fits (the other kernels then take it). A span of
     whole reductions (direct) is tried again with STAGE_VECTORS_DIRECT vectors a thread; a reduced
     run longer than STAGE_MAX_RUN_BYTES is staged only where its span folds it as words."""
-    wide_columns = traits.acc_itemsize > tuning.STAGE_MAX_ACC_BYTES and not layout.inner_reduced
+    wide_columns = _wide_state(traits, tuning) and not layout.inner_reduced
     staging = _Staging(layout, traits, budget, sm_count, tuning,
                        tuning.STAGE_WIDE_COLUMN_VECTORS if wide_columns else tuning.STAGE_VECTORS)
     span = staging.span()
@@ -128,6 +128,12 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) 
     )
 
 
+def _wide_state(traits: Traits, tuning) -> bool:
+    """An accumulator wider than STAGE_MAX_ACC_BYTES (complex Welford's 64 bytes): four slots of it
+    beside a span overflow shared memory, so it is staged a slot a thread or in direct spans."""
+    return traits.acc_itemsize > tuning.STAGE_MAX_ACC_BYTES
+
+
 def _state_span(layout: Layout, traits: Traits, budget: Budget, stage: Stage, tuning) -> bool:
     """Whether a state is staged in this span.
 
@@ -138,7 +144,7 @@ def _state_span(layout: Layout, traits: Traits, budget: Budget, stage: Stage, tu
     at most STAGE_MAX_ACC_BYTES, or a wider one in a span of whole reductions (its slots beside a
     span overflow shared memory) of runs of at most STAGE_WIDE_MAX_RUN_BYTES (longer ones
     ReduceInner reads faster)."""
-    small = traits.acc_itemsize <= tuning.STAGE_MAX_ACC_BYTES
+    small = not _wide_state(traits, tuning)
     if layout.inner_reduced:
         return small or (stage.direct and layout.red[-1].size * layout.itemsize <= tuning.STAGE_WIDE_MAX_RUN_BYTES)
     one_vector = layout.kept[-1].size * layout.itemsize <= tuning.STAGE_ALIGNED_RUN_BYTES
@@ -201,7 +207,7 @@ class _Staging:
     @property
     def max_slots(self) -> int:
         t = self.tuning
-        if self.traits.acc_itemsize > t.STAGE_MAX_ACC_BYTES:
+        if _wide_state(self.traits, t):
             return t.STAGE_WIDE_STATE_SLOTS
         return t.STAGE_MAX_STATE_SLOTS if self.traits.state else t.STAGE_MAX_SLOTS
 
@@ -394,7 +400,7 @@ class _Staging:
 def _partial_rows(traits: Traits, slots_per_thread: int, tuning) -> int:
     """Rows of partials a thread of a split combine loads a round (kPartialRows in staged.cuh): 16
     accumulators, one row of a state wider than STAGE_MAX_ACC_BYTES."""
-    return 1 if traits.acc_itemsize > tuning.STAGE_MAX_ACC_BYTES else 16 // slots_per_thread
+    return 1 if _wide_state(traits, tuning) else 16 // slots_per_thread
 
 
 def _span_dims(row: Dim, row_kept: bool, inside, kept: bool) -> Tuple[Dim, ...]:
