@@ -32,6 +32,21 @@ def test_functions_are_timed_in_turns_and_slow_ones_sparingly():
     assert order == [("ours", 10), ("peer", 10), ("slow", 10)] + [("ours", 10), ("peer", 10), ("slow", 2)] * 2
 
 
+def test_an_ab_puts_each_tree_first_in_turn(monkeypatch, tmp_path):
+    """`--ab`'s rounds alternate which tree runs first: a round's second process ran slower on the
+    same plans, so a fixed order would lean every ratio one way."""
+    from ops.bench import ab
+
+    (tmp_path / "ops").mkdir()
+    (tmp_path / "ops" / "__init__.py").write_text("")
+    order = []
+    monkeypatch.setattr(ab, "_child", lambda tree, todo, gpu, repeat: order.append(tree) or {"c": 1.0})
+    rows = ab.run(tmp_path, gpu=False, rounds=4, todo=[("c", "sum", (4, 4), (1,), "float32")])
+    first = [order[2 * k] for k in range(1, 5)]  # the timed rounds' first trees
+    assert first[0] == first[2] == tmp_path.resolve() != first[1] == first[3]
+    assert rows[0]["ratio"] == 1.0 and len(rows[0]["a_all"]) == 4
+
+
 def test_an_ab_times_each_tree_in_a_process_of_its_own(tmp_path):
     """`--ab`: this tree against a checkout of it, in turns, on the NumPy backend; a case a tree
     refuses is listed, not timed (an older tree lacks a dtype); a path that is no checkout is

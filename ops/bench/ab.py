@@ -1,8 +1,10 @@
 """`python -m ops.bench --ab PATH`: a same-machine A/B of this tree against the tree at PATH (another
 checkout, say `git worktree add /tmp/base <commit>`). Each tree times the same cases in a process of
 its own (`PYTHONPATH` the tree), the two in turns: a warm-up round of each (compiles, discarded),
-then `rounds` rounds, A then B. A case's time is the best of its rounds' medians, so what drifts
-between processes (the host, the clocks) falls on both. The child process uses only the public API
+then `rounds` rounds, each tree first in every other round (the second process of a round ran 2-5%
+slower over 256 MB, up to 15% over 16 MB, on the same plans: H200, 2026-11-28). A case's time is
+the best of its rounds' medians, so what drifts between processes (the host, the clocks) falls on
+both. The child process uses only the public API
 (`ops.reduce_<op>`) and CUDA events (a GPU) or wall time (the NumPy backend, no GPU), so any older
 tree can be measured.
 """
@@ -102,7 +104,8 @@ def run(other: Path, gpu: bool, rounds: int = 2, repeat: int = 40, todo=None) ->
     todo = cases(gpu) if todo is None else todo
     samples = {"a": {}, "b": {}}
     for k in range(rounds + 1):
-        for side, tree in (("a", other), ("b", here)):
+        turns = (("a", other), ("b", here))
+        for side, tree in turns if k % 2 else turns[::-1]:  # timed rounds 1, 3, ...: A first; 2, 4, ...: B
             for name, us in _child(tree, todo, gpu, repeat).items():
                 if k:  # round 0 warms up
                     samples[side].setdefault(name, []).append(us)
