@@ -252,7 +252,7 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
   // A state's slots across columns, of one strided fold each, are folded side by side
   // (FoldStridedSlots), kSideRows rows of them at once: as many loads in flight as one slot's NY.
   constexpr bool kSlotsSideBySide = __is_class(Acc) && !LanesAdjacent && !WordColumns && TRND == 1 && SLOTS > 1;
-  constexpr int kSideRows = SLOTS > 0 && NY > SLOTS ? NY / SLOTS : 1;
+  constexpr int kSideRows = kSlotsSideBySide && NY > SLOTS ? NY / SLOTS : 1;
   // Rows of partials a thread loads a round of the split combine: 16 accumulators (16 / SLOTS rows);
   // one row for a state wider than 32 bytes (policy.STAGE_MAX_ACC_BYTES), whose 16 would take a
   // kilobyte of registers (complex64 var: 226 -> 64 registers).
