@@ -56,6 +56,8 @@ def template_args(cfg: ReduceConfig, functors: Functors) -> List[Tuple[str, obje
             ("LanesAdjacent", _bool(st.lanes_adjacent)), ("BLOCK", cfg.block), ("KND", len(cfg.kept)),
             ("RND", len(cfg.red)), ("TKND", len(st.slots)), ("TRND", len(st.folds)), ("IndexT", index_t),
             ("WordFolds", _bool(st.word_folds)), ("WordColumns", _bool(st.word_columns)), ("ROW_BYTES", st.byte_rows),
+            # a state's split combine only where the plan splits; a scalar's always (docs/tuning.md)
+            ("Split", _bool(cfg.num_splits > 1 or not functors.op.state)),
         ]
     lanes = "LANES" if cfg.kernel == "inner" else "BX"
     args = head + [("VEC", cfg.vec), ("NY", cfg.ny), (lanes, cfg.lanes), ("BLOCK", cfg.block),
@@ -63,7 +65,7 @@ def template_args(cfg: ReduceConfig, functors: Functors) -> List[Tuple[str, obje
                    ("IndexT", index_t)]
     if cfg.kernel == "inner":
         return args + [("FlatRuns", _bool(cfg.flat_runs)), ("SharedLanes", _bool(cfg.shared_lanes)),
-                       ("InputShift", cfg.input_shift)]
+                       ("InputShift", cfg.input_shift), ("Split", _bool(cfg.num_splits > 1))]
     return args + [("VecIn", _bool(cfg.vec_in)), ("VecOut", _bool(cfg.vec_out)),
                    ("ShiftedWords", _bool(bool(cfg.shifted_words))), ("OneRow", _bool(cfg.one_row))]
 

@@ -7,13 +7,16 @@ from __future__ import annotations
 import re
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
+import kps
 from kernels import config, params, source
 from kps import compiler
 
 CUDA = "\n".join(path.read_text() for path in sorted(source.INCLUDE_DIR.glob("*.cuh")))
-FUNCTORS = SimpleNamespace(input_type="float", reduce_struct="R", transform_struct="Tr", epilogue_struct="Ep")
+FUNCTORS = SimpleNamespace(input_type="float", reduce_struct="R", transform_struct="Tr", epilogue_struct="Ep",
+                           op=SimpleNamespace(state=()))
 
 #: A plan of each kernel.
 PLANS = {"inner": config.plan((64, 64), (64, 1), (1,), (1,), 4, 4, 132),
@@ -80,3 +83,32 @@ def test_the_struct_layout_is_checked_where_the_kernels_compile(kernel, monkeypa
     for drifted in ((scalars[1], scalars[0]) + scalars[2:], scalars[:-1]):
         monkeypatch.setitem(params.STRUCTS, kernel, (struct, drifted))
         assert f"kernels/params.py: {struct}" in compiles(params.layout_asserts())
+
+
+def _split_flag(shape, axes, functors, state):
+    strides = [int(np.prod(shape[i + 1:])) for i in range(len(shape))]
+    kept = [n for i, n in enumerate(shape) if i not in axes]
+    out_strides = [int(np.prod(kept[i + 1:])) for i in range(len(kept))]
+    cfg = config.plan(shape, strides, axes, out_strides, 4, functors.out_dtype.itemsize, 132,
+                      acc_itemsize=functors.acc_dtype.itemsize, state=state)
+    flags = dict(source.template_args(cfg, functors))
+    return cfg.kernel, cfg.num_splits > 1, flags.get("Split")
+
+
+def test_the_split_combine_is_compiled_where_it_can_run():
+    """ReduceInner compiles its split combine only for split plans, ReduceStaged only for a state's
+    split plans (a scalar's always: docs/tuning.md), ReduceOuter wherever (a runtime test): its
+    registers would bound the blocks of the launches that never split."""
+    add = kps.resolve(kps.ADD, kps.IDENTITY, kps.NONE, np.dtype(np.float32))
+    var = kps.resolve(kps.WELFORD, kps.IDENTITY, kps.variance(0), np.dtype(np.float32))
+    seen = set()
+    for shape, axes in (((4096, 4096), (1,)), ((4, 1 << 22), (1,)), ((87381, 3, 256), (1,)), ((64, 3, 256), (1,)),
+                        ((1 << 20, 5), (0,)), ((4096, 4096), (0,)), ((64, 4096), (0,))):
+        for functors, state in ((add, False), (var, True)):
+            kernel, splits, flag = _split_flag(shape, axes, functors, state)
+            seen.add((kernel, splits))
+            if kernel == "outer":
+                assert flag is None
+            else:
+                assert flag == ("true" if splits or (kernel == "staged" and not state) else "false")
+    assert {(k, s) for k in ("inner", "staged") for s in (False, True)} <= seen

@@ -9,8 +9,10 @@
 
 namespace kernels {
 
+// Split: the plan splits the reduced runs over blocks (gridDim.y > 1); only then is the combine of
+// their partials compiled, whose registers would otherwise bound the unsplit kernel's blocks.
 template <typename Tin, class R, class Tr, class Ep, int VEC, int NY, int LANES, int BLOCK, int MIN_BLOCKS,
-          int KND, int RND, typename IndexT, bool FlatRuns, bool SharedLanes, int InputShift>
+          int KND, int RND, typename IndexT, bool FlatRuns, bool SharedLanes, int InputShift, bool Split>
 __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceInner(const InnerParams<KND, RND, IndexT> p) {
   using Acc = typename R::acc_t;
   using Tout = typename Ep::out_t;
@@ -70,7 +72,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceInner(const InnerPara
       }
     }
     acc[0] = kps::BlockReduce<R, LANES, BLOCK>(acc[0], smem);
-    if (p.num_splits > 1) {
+    if constexpr (Split) {
       // The host launches one block column per output group when it splits: no grid-stride here.
       // The combine is written out here, not kps::CombineSplits as in ReduceOuter and ReduceStaged:
       // as one shared device function it changed this kernel's main loop (same registers), 3% slower

@@ -135,7 +135,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceOuter(const OuterPara
     kps::BlockReduceY<R, VEC, BX, BLOCK>(acc, smem);
 
     const long long first = static_cast<long long>(outer) * p.inner_len + col;  // flat output index
-    if (p.num_splits > 1) {
+    if (p.num_splits > 1) {  // (a runtime test, not the other kernels' Split flag: docs/tuning.md)
       // The host launches one block column per tile when it splits: no grid-stride here.
       auto fold = [&](unsigned row, unsigned count, unsigned step) {
         kps::FoldPartials<R, VEC, kps::kPartialRows<Acc, NY>, kBY>(acc, partials + first, row, count, step,

@@ -223,9 +223,13 @@ struct StagedSpan {
 // keeps in flight. WordFolds: the input is bytes and Tr tests four at once (rows of a 1-byte `any` /
 // `all`, folded as words by FoldSharedWords); ROW_BYTES > 0: rows that short, a thread 16 of them from
 // 16-byte aligned spans, FoldByteRows).
+// Split: whether the combine of a split's partials is compiled (a plan splits a tile's stages over
+// blocks, gridDim.y > 1, only where it is). A state's kernel compiles it only for split plans: its
+// registers would bound the unsplit kernel's blocks (float32 var's columns: 220 -> 92 registers).
+// Scalar kernels compile it always (kernels/source.py: docs/tuning.md has why).
 template <typename Tin, class R, class Tr, class Ep, int SV, int NY, int BX, int SLOTS, bool LanesAdjacent,
           int BLOCK, int KND, int RND, int TKND, int TRND, typename IndexT, bool WordFolds, bool WordColumns,
-          int ROW_BYTES>
+          int ROW_BYTES, bool Split>
 __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RND, TKND, TRND, IndexT> p) {
   using Acc = typename R::acc_t;
   using Tout = typename Ep::out_t;
@@ -391,7 +395,7 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
         CombineStaged<R, SLOTS, BX, LanesAdjacent, BLOCK>(acc, smem);
         const int mine = tx < num_slots ? min(SLOTS, static_cast<int>((num_slots - tx + BX - 1) / BX)) : 0;
         bool write = true;
-        if (p.num_splits > 1) {
+        if (Split && p.num_splits > 1) {
           // The host launches one block column per tile when it splits: no grid-stride here.
           const long long per_split = p.num_tiles * p.num_slots;
           Acc* tile_partials = partials + static_cast<long long>(tile) * p.num_slots + tx;
