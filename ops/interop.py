@@ -271,7 +271,7 @@ class TorchCall:
     No CuPy objects per call."""
 
     __slots__ = ("shape", "strides", "dtype", "launch", "fill", "device_id", "device", "stream_of", "empty",
-                 "current_device", "spares")
+                 "empty_like", "current_device", "spares")
 
     def __init__(self, shape, dtype, launch, fill, device_id):
         import torch
@@ -281,7 +281,7 @@ class TorchCall:
         self.fill = None if fill is None else np.asarray(fill).view(dtype).item()
         self.device = torch.device("cuda", device_id)
         self.stream_of = raw_stream_getter()
-        self.empty = torch.empty_strided
+        self.empty, self.empty_like = torch.empty_strided, torch.empty_like
         from cupy.cuda import runtime
 
         self.current_device = runtime.getDevice
@@ -302,14 +302,18 @@ class TorchCall:
                 y.fill_(self.fill)
             return y
         stream, spares = self.stream_of(self.device_id), self.spares
-        y = spares.pop(stream, None) if spares is not None else None  # (a pop: one thread takes it)
-        if y is None:
+        spare = spares.pop(stream, None) if spares is not None else None  # (a pop: one thread takes it)
+        if spare is None:
             y = self._new()
-        self.launch.run(x.data_ptr(), y.data_ptr(), stream, self.device_id)
+            y_ptr = y.data_ptr()
+        else:
+            y, y_ptr = spare
+        self.launch.run(x.data_ptr(), y_ptr, stream, self.device_id)
         if spares is not None and stream != _PER_THREAD_STREAM:  # after the launch: the next call's result
             if len(spares) >= SPARE_STREAMS:
                 spares.clear()
-            spares[stream] = self._new()
+            nxt = self.empty_like(y)  # (y's shape, strides, dtype and device: no arguments to parse)
+            spares[stream] = nxt, nxt.data_ptr()
         return y
 
     def _new(self):
