@@ -9,8 +9,9 @@
 
 namespace kernels {
 
-// Split: the plan splits the reduced runs over blocks (gridDim.y > 1); only then is the combine of
-// their partials compiled, whose registers would otherwise bound the unsplit kernel's blocks.
+// Split: whether the combine of a split's partials is compiled: only where the plan splits the
+// reduced runs over blocks (gridDim.y > 1), since its registers would bound the unsplit kernel's
+// blocks (ReduceStaged's flag means the same; ReduceOuter keeps a runtime test).
 template <typename Tin, class R, class Tr, class Ep, int VEC, int NY, int LANES, int BLOCK, int MIN_BLOCKS,
           int KND, int RND, typename IndexT, bool FlatRuns, bool SharedLanes, int InputShift, bool Split>
 __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceInner(const InnerParams<KND, RND, IndexT> p) {
