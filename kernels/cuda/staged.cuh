@@ -224,9 +224,10 @@ struct StagedSpan {
 // `all`, folded as words by FoldSharedWords); ROW_BYTES > 0: rows that short, a thread 16 of them from
 // 16-byte aligned spans, FoldByteRows).
 // Split: whether the combine of a split's partials is compiled (a plan splits a tile's stages over
-// blocks, gridDim.y > 1, only where it is). A state's kernel compiles it only for split plans: its
-// registers would bound the unsplit kernel's blocks (float32 var's columns: 220 -> 92 registers).
-// Scalar kernels compile it always (kernels/source.py: docs/tuning.md has why).
+// blocks, gridDim.y > 1, only where it is). The kernel of an op with a state (ReduceOp.state: var,
+// argmax, logsumexp) compiles it only for split plans: its registers would bound the unsplit
+// kernel's blocks (float32 var's columns: 220 -> 92 registers). Other ops' kernels, complex sums
+// among them, compile it always (kernels/source.py: docs/tuning.md has why).
 template <typename Tin, class R, class Tr, class Ep, int SV, int NY, int BX, int SLOTS, bool LanesAdjacent,
           int BLOCK, int KND, int RND, int TKND, int TRND, typename IndexT, bool WordFolds, bool WordColumns,
           int ROW_BYTES, bool Split>
@@ -253,8 +254,9 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
   const int tx = LanesAdjacent ? threadIdx.x / kBY : threadIdx.x % BX;
   const int ty = LanesAdjacent ? threadIdx.x % kBY : threadIdx.x / BX;
   const bool folds = !kRagged || ty < kBY;
-  // A state's slots across columns, of one strided fold each, are folded side by side
-  // (FoldStridedSlots), kSideRows rows of them at once: as many loads in flight as one slot's NY.
+  // A struct accumulator's slots across columns (a state's, or a complex sum's), of one strided fold
+  // each, are folded side by side (FoldStridedSlots), kSideRows rows of them at once: as many loads
+  // in flight as one slot's NY.
   constexpr bool kSlotsSideBySide = __is_class(Acc) && !LanesAdjacent && !WordColumns && TRND == 1 && SLOTS > 1;
   constexpr int kSideRows = kSlotsSideBySide && NY > SLOTS ? NY / SLOTS : 1;
   // Rows of partials a thread loads a round of the split combine: 16 accumulators (16 / SLOTS rows);
