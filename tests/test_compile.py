@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import itertools
 import os
+import re
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
@@ -305,6 +306,21 @@ def _ptx(f, cfg) -> str:
                                 f"-I{kps.compiler.INCLUDE_DIR}"])
     ptx = nvrtc.getPTX(prog)
     return ptx.decode() if isinstance(ptx, bytes) else ptx
+
+
+@pytest.mark.parametrize("shape, axes, kernel", [((1024, 1024), (0,), "outer"), ((32, 65536), (1,), "inner"),
+                                                  ((2033601, 33), (0,), "staged")])
+def test_float64_partials_load_straight_into_registers(shape, axes, kernel):
+    """A split's combine loads each float64 partial of a float32 sum with one `ld.global.cg.f64`
+    (kps::LoadGlobalCG's scalar overloads), in every kernel. Through a union of two 32-bit words
+    (`ld.global.cg.v2.s32`), ptxas gave every partial the same scratch pair and moved each out
+    before the next load could issue: a round trip to L2 a partial (docs/tuning.md, session 16)."""
+    strides = [int(np.prod(shape[i + 1:])) for i in range(len(shape))]
+    cfg = config.plan(shape, strides, axes, (1,), 4, 4, 132, acc_itemsize=8)
+    assert cfg.kernel == kernel and cfg.num_splits > 1
+    ptx = _ptx(kps.resolve(kps.ADD, kps.IDENTITY, kps.NONE, np.dtype(np.float32)), cfg)
+    loads = set(re.findall(r"ld\.global\.cg\.[\w.]+", ptx))
+    assert loads == {"ld.global.cg.f64"}
 
 
 @pytest.mark.parametrize("epilogue", [kps.variance(1), kps.std(0), kps.mean_and_variance(0.5)], ids=lambda e: e.name)

@@ -333,6 +333,16 @@ __device__ __forceinline__ T LoadGlobalCG(const T* p) {
   }
 }
 
+// Scalars straight into their registers. Through LoadWordsCG's union, ptxas gave every float64
+// partial of a combine the same scratch pair and moved each out before the next load could issue:
+// one round trip to L2 a partial instead of one a round (docs/tuning.md, session 16).
+__device__ __forceinline__ double LoadGlobalCG(const double* p) { return __ldcg(p); }
+__device__ __forceinline__ float LoadGlobalCG(const float* p) { return __ldcg(p); }
+__device__ __forceinline__ long long LoadGlobalCG(const long long* p) { return __ldcg(p); }
+__device__ __forceinline__ unsigned long long LoadGlobalCG(const unsigned long long* p) { return __ldcg(p); }
+__device__ __forceinline__ int LoadGlobalCG(const int* p) { return __ldcg(p); }
+__device__ __forceinline__ unsigned LoadGlobalCG(const unsigned* p) { return __ldcg(p); }
+
 }  // namespace kps
 
 #include "kps/complex.cuh"  // complex64 and complex128 (kps::complex<T>), with their Caster and helpers
