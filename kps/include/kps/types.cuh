@@ -311,9 +311,9 @@ __device__ __forceinline__ T LoadWordsCG(const T* p) {
   return u.value;
 }
 
-// A load that bypasses L1: partials written by other blocks of the same launch are read this way,
-// in the widest words T's size and alignment allow (a float64 partial is one 64-bit load, not two
-// of 32 bits).
+// A load that bypasses L1: partials written by other blocks of the same launch are read this way.
+// A struct (a state, a complex number) in the widest words its size and alignment allow; the
+// 4- and 8-byte scalars through the overloads after this one.
 template <typename T>
 __device__ __forceinline__ T LoadGlobalCG(const T* p) {
   if constexpr (sizeof(T) % 16 == 0 && alignof(T) >= 16) {
@@ -333,9 +333,9 @@ __device__ __forceinline__ T LoadGlobalCG(const T* p) {
   }
 }
 
-// Scalars straight into their registers. Through LoadWordsCG's union, ptxas gave every float64
-// partial of a combine the same scratch pair and moved each out before the next load could issue:
-// one round trip to L2 a partial instead of one a round (docs/tuning.md, session 16).
+// 4- and 8-byte scalars straight into their registers. Through LoadWordsCG's union, ptxas gave every
+// float64 partial of a combine the same scratch pair and moved each out before the next load could
+// issue: one round trip to L2 a partial instead of one a round (docs/tuning.md, session 16).
 __device__ __forceinline__ double LoadGlobalCG(const double* p) { return __ldcg(p); }
 __device__ __forceinline__ float LoadGlobalCG(const float* p) { return __ldcg(p); }
 __device__ __forceinline__ long long LoadGlobalCG(const long long* p) { return __ldcg(p); }
