@@ -312,7 +312,7 @@ def _ptx(f, cfg) -> str:
                                                   ((2033601, 33), (0,), "staged")])
 def test_float64_partials_load_straight_into_registers(shape, axes, kernel):
     """A split's combine loads each float64 partial of a float32 sum with one `ld.global.cg.f64`
-    (kps::LoadGlobalCG's scalar overloads), in every kernel. Through a union of two 32-bit words
+    (kps::LoadGlobalCG's branch for scalars), in every kernel. Through a union of two 32-bit words
     (`ld.global.cg.v2.s32`), ptxas gave every partial the same scratch pair and moved each out
     before the next load could issue: a round trip to L2 a partial (docs/tuning.md, session 16)."""
     strides = [int(np.prod(shape[i + 1:])) for i in range(len(shape))]

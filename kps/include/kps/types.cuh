@@ -312,11 +312,15 @@ __device__ __forceinline__ T LoadWordsCG(const T* p) {
 }
 
 // A load that bypasses L1: partials written by other blocks of the same launch are read this way.
-// A struct (a state, a complex number) in the widest words its size and alignment allow; the
-// 4- and 8-byte scalars through the overloads after this one.
+// A scalar of 4 or 8 bytes straight into its register: through LoadWordsCG's union, ptxas gave every
+// float64 partial of a combine the same scratch pair and moved each out before the next load could
+// issue, one round trip to L2 a partial instead of one a round (docs/tuning.md, session 16). A
+// struct (a state, a complex number) in the widest words its size and alignment allow.
 template <typename T>
 __device__ __forceinline__ T LoadGlobalCG(const T* p) {
-  if constexpr (sizeof(T) % 16 == 0 && alignof(T) >= 16) {
+  if constexpr (!__is_class(T) && sizeof(T) >= 4) {
+    return __ldcg(p);
+  } else if constexpr (sizeof(T) % 16 == 0 && alignof(T) >= 16) {
     return LoadWordsCG<T, int4>(p);
   } else if constexpr (sizeof(T) % 8 == 0 && alignof(T) >= 8) {
     return LoadWordsCG<T, int2>(p);
@@ -332,16 +336,6 @@ __device__ __forceinline__ T LoadGlobalCG(const T* p) {
     return u.value;
   }
 }
-
-// 4- and 8-byte scalars straight into their registers. Through LoadWordsCG's union, ptxas gave every
-// float64 partial of a combine the same scratch pair and moved each out before the next load could
-// issue: one round trip to L2 a partial instead of one a round (docs/tuning.md, session 16).
-__device__ __forceinline__ double LoadGlobalCG(const double* p) { return __ldcg(p); }
-__device__ __forceinline__ float LoadGlobalCG(const float* p) { return __ldcg(p); }
-__device__ __forceinline__ long long LoadGlobalCG(const long long* p) { return __ldcg(p); }
-__device__ __forceinline__ unsigned long long LoadGlobalCG(const unsigned long long* p) { return __ldcg(p); }
-__device__ __forceinline__ int LoadGlobalCG(const int* p) { return __ldcg(p); }
-__device__ __forceinline__ unsigned LoadGlobalCG(const unsigned* p) { return __ldcg(p); }
 
 }  // namespace kps
 
