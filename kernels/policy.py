@@ -59,6 +59,10 @@ MAX_TILE_ROWS = 4
 #: ReduceInner's rows where lanes share inputs off the grid ((262144, 259) 263.5 -> 164.7 us, 2026-11-25).
 INPUTS_TILE_ROWS = 2
 
+#: Loads in flight a thread over short aligned rows, several side by side (H200, 256 MB: float64 rows of 4
+#: 92.1 -> 79.9 us, complex64 rows of 2 110.6 -> 96.8, float16 rows of 8 104.9 -> 72.7; 4 and 8 alike, 2026-11-28).
+SHORT_ROW_VECTORS = 8
+
 #: SPLIT_BLOCKS_PER_SM for those tiles (the Rosenbrock cost 133.0 -> 125.5 us at 3 -> 5, 2026-11-26).
 INPUTS_SPLIT_BLOCKS_PER_SM = 5
 

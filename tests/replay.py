@@ -105,6 +105,16 @@ class Replay:
         groups = cfg.block // cfg.lanes
         gx, gy = cfg.grid
         vecs = cfg.inner.size // cfg.vec
+        if cfg.rows > 1:  # ROWS: a thread folds rows t, t + BLOCK, ... of one aligned run of NY vectors each
+            assert cfg.lanes == 1 and gy == 1 and cfg.num_seg == 1 and not cfg.flat_runs and vecs == cfg.ny
+            per_block = cfg.block * cfg.rows  # (a row past the last folds the last again and is not stored)
+            for bx in range(gx):
+                for base in range(bx * per_block, cfg.num_out, gx * per_block):
+                    for row in range(base, min(base + per_block, cfg.num_out)):
+                        in_off, out_off = kept(row)
+                        self._vectors(in_off, 0, 0, 1, cfg.ny, cfg.index_offset, cfg.inner.out_stride)
+                        self.writes[out_off] += 1
+            return self
         for split in range(gy):
             seg_begin, seg_end, in_begin, in_end = 0, cfg.num_seg, 0, cfg.inner.size
             if cfg.chunks > 1:

@@ -16,7 +16,7 @@ from kernels import config, policy
 from replay import Replay
 
 #: Small tuning numbers so that small shapes reach splits, grid-stride loops and tail tiles.
-SMALL = SimpleNamespace(BLOCK_THREADS=64, MAX_COL_SHARED_BYTES=8192, BLOCKS_PER_SM=8, LOAD_BYTES=16, MAX_TILE_ROWS=4, INPUTS_TILE_ROWS=2, INPUTS_SPLIT_BLOCKS_PER_SM=8, MAX_TILE_ELEMENTS=32,
+SMALL = SimpleNamespace(BLOCK_THREADS=64, MAX_COL_SHARED_BYTES=8192, BLOCKS_PER_SM=8, LOAD_BYTES=16, MAX_TILE_ROWS=4, INPUTS_TILE_ROWS=2, INPUTS_SPLIT_BLOCKS_PER_SM=8, SHORT_ROW_VECTORS=4, MAX_TILE_ELEMENTS=32,
                         MIN_SPLIT_STEPS=1, INNER_SPLIT_MIN_STEPS=1, MAX_GRID_X=5, MAX_GRID_Y=65535, WARP_SIZE=32,
                         MAX_COL_THREADS=64, FLAT_RUN_MAX_STEPS=2, SPLIT_BLOCKS_PER_SM=8, MAX_COL_VEC=16,
                         MISALIGNED_COL_TILE_ROWS=3, STAGE_VECTORS=1, STAGE_VECTORS_DIRECT=2, STAGE_MAX_SLOTS=2, STAGE_MAX_STATE_SLOTS=2,
@@ -220,6 +220,20 @@ def test_flat_runs_coverage(shape, axes, itemsize):
             cfg = check_coverage(view, axes, list(range(len(shape) - len(axes))), sm_count, 0, tuning, indexed)
             seen.add((cfg.kernel == "inner" and cfg.flat_runs, cfg.num_splits > 1, indexed))
     assert any(flat and index for flat, _, index in seen), seen
+
+
+#: Short aligned rows of whole vectors that ReduceInner folds several a thread: a ragged last group,
+#: grid-stride (SMALL's grid of 5), kept dims stepping over them; off the grid, one row a thread.
+SHORT_ROW_CASES = [((2000, 4), 4), ((1001, 2), 8), ((3001, 8), 2), ((700, 3, 4), 4), ((5000, 8), 4)]
+
+
+@pytest.mark.parametrize("shape,itemsize", SHORT_ROW_CASES)
+def test_short_rows_side_by_side_read_every_row_once(shape, itemsize):
+    view = np.empty(shape, f"u{itemsize}")
+    axes = (len(shape) - 1,)
+    rows = {getattr(check_coverage(view, axes, list(range(len(shape) - 1)), 1, misalign, SMALL), "rows", 1)
+            for misalign in (0, 1)}
+    assert 1 in rows and 1 < max(rows) <= SMALL.SHORT_ROW_VECTORS // (shape[-1] * itemsize // 16), rows
 
 
 def check_words_coverage(view: np.ndarray, axes, sm_count: int, misalign: int, tuning=policy):

@@ -136,6 +136,32 @@ def test_flat_runs(op, dtype, shape, axes, rng):
     check(op, run(op, moved, axes), x, axes)
 
 
+#: Rows of 1, 2 and 4 whole 16-byte vectors, enough of them that ReduceInner folds several a thread
+#: (kernels/planner/inner.py, `short_rows`): 2 to 8 side by side, the last group ragged, and kept
+#: dims that step over the rows of a 3-d layout.
+SHORT_ROW_SHAPES = [((1_100_003, 16), (1,)), ((2_200_001, 8), (1,)), ((1_100_003, 4), (1,)), ((600_001, 3, 8), (2,)),
+                    ((2_200_001, 2), (1,))]
+
+
+@pytest.mark.parametrize("shape,axes", SHORT_ROW_SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", [np.dtype(d) for d in ("float16", "float32", "float64", "int32", "uint16")],
+                         ids=lambda d: d.name)
+@pytest.mark.parametrize("op", ["sum", "mean", "max", "prod"])
+def test_short_rows_side_by_side(op, dtype, shape, axes, rng):
+    strides = [int(np.prod(shape[i + 1:])) for i in range(len(shape))]
+    kept = [n for i, n in enumerate(shape) if i not in axes]
+    cfg = config.plan(shape, strides, axes, [int(np.prod(kept[i + 1:])) for i in range(len(kept))],
+                      dtype.itemsize, 8, 132)
+    whole = shape[-1] * dtype.itemsize in (16, 32, 64)
+    assert (cfg.kernel == "inner" and cfg.rows > 1) == whole, cfg
+    x = data(shape, dtype, op, rng)
+    check(op, run(op, cp.asarray(x), axes), x, axes)
+    # one element off the 16-byte grid: no longer rows of whole vectors on it
+    moved = cp.empty(x.size + 1, dtype=dtype)[1:].reshape(shape)
+    moved[...] = cp.asarray(x)
+    check(op, run(op, moved, axes), x, axes)
+
+
 #: Runs that ReduceStaged reads through shared memory: narrow and odd rows and columns, odd runs
 #: between kept dims, spans cut into chunks of rows (the last one short), splits (up to the long
 #: combine of a few wide tiles), several kept dims in a span, odd columns a thread each in rows of

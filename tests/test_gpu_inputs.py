@@ -14,10 +14,10 @@ from inputs_helpers import FMA, ROSENBROCK, SQDIST, reference, rosenbrock64
 cp = pytest.importorskip("cupy")
 pytestmark = pytest.mark.gpu
 
-from test_gpu import FLAT_SHAPES, STAGED_SHAPES, poison_pool, poisoned_like  # noqa: E402
+from test_gpu import FLAT_SHAPES, SHORT_ROW_SHAPES, STAGED_SHAPES, poison_pool, poisoned_like  # noqa: E402
 
 PATH_SHAPES = ([((4096, 4096), (1,)), ((4096, 4096), (0,)), ((16, 1 << 20), (1,)), ((1 << 20, 16), (0,)),
-                ((1 << 22,), (0,)), ((64, 32, 3000), (0, 2))] + FLAT_SHAPES + STAGED_SHAPES[:6])
+                ((1 << 22,), (0,)), ((64, 32, 3000), (0, 2))] + FLAT_SHAPES + STAGED_SHAPES[:6] + SHORT_ROW_SHAPES[2:4])
 
 
 def _run(arrays, axis, **kwargs):

@@ -588,13 +588,18 @@ def test_column_tiles_beyond_one_wave_split_to_fill_the_last(blocks_per_sm):
 
 @pytest.mark.parametrize("itemsize,acc_itemsize", [(1, 8), (2, 4), (4, 4), (4, 16), (4, 24), (8, 8)])
 def test_short_runs_side_by_side_within_their_bounds(itemsize, acc_itemsize):
-    """A thread folding whole short runs alone takes NY of them side by side: a power of two, their
-    elements and accumulators within the policy's bounds, few runs folded twice; the widths where
-    several fit get several."""
+    """A thread folding whole short runs alone takes NY of them side by side (staged), or ROWS of
+    them (ReduceInner, aligned runs of whole vectors): a power of two, their elements and
+    accumulators within the policy's bounds, few runs folded twice; the widths where several fit
+    get several."""
     several = set()
     for width in range(1, 41):
         for rows in (20000, 1000, 77):
             cfg = plan((rows, width), (1,), itemsize=itemsize, acc_itemsize=acc_itemsize)
+            if cfg.kernel == "inner" and cfg.rows > 1:
+                several.add(width)
+                assert cfg.rows & (cfg.rows - 1) == 0 and cfg.rows * cfg.ny <= policy.SHORT_ROW_VECTORS
+                assert width * itemsize == cfg.ny * 16 and cfg.lanes == 1 and cfg.num_splits == 1
             st = cfg.stage if cfg.kernel == "staged" else None
             if st is None or not st.direct or cfg.lanes != cfg.block or len(st.folds) != 1:
                 continue
@@ -699,3 +704,29 @@ def test_inputs_off_the_grid_take_short_tiles_on_warp_groups(blocks_per_sm):
     on, off = both((1 << 20, 65), (66, 1), (1,))  # rows of 65: a group of 8 lanes
     assert off == on and off.lanes < policy.WARP_SIZE and not off.shared_lanes
     assert not any(shared(c) for c in both((1 << 16, 4096), c_strides((1 << 16, 4096)), (0,)))  # columns
+
+
+@pytest.mark.parametrize("itemsize", [2, 4, 8, 16])
+def test_short_aligned_rows_fold_several_a_thread(itemsize):
+    """Rows of 1, 2 or 4 whole 16-byte vectors on the grid, a scalar's, fold ROWS a thread in
+    ReduceInner, SHORT_ROW_VECTORS loads in flight, while the grid keeps a wave of blocks; rows of
+    3 vectors, off the grid, of a state, of bytes or with segments do not."""
+    for vectors in (1, 2, 4):
+        width = vectors * 16 // itemsize
+        if width < 2:
+            continue
+        cfg = plan(((1 << 28) // (width * itemsize), width), (1,), itemsize=itemsize, acc_itemsize=8)
+        assert cfg.kernel == "inner" and cfg.lanes == 1 and cfg.ny == vectors, cfg
+        assert cfg.rows == policy.SHORT_ROW_VECTORS // vectors and cfg.grid[0] * cfg.block * cfg.rows >= cfg.num_out
+        mid = plan((3 * 132 * 8 * 256, width), (1,), itemsize=itemsize, acc_itemsize=8)  # three waves of rows
+        assert mid.kernel == "inner" and mid.rows == min(2, policy.SHORT_ROW_VECTORS // vectors), mid
+        few = plan((132 * 256, width), (1,), itemsize=itemsize, acc_itemsize=8)
+        assert few.kernel == "staged" if vectors == 1 else few.rows == 1, few
+        for other in (plan((1 << 20, width), (1,), itemsize=itemsize, acc_itemsize=16, state=True),
+                      plan((1 << 20, width), (1,), itemsize=itemsize, acc_itemsize=8, in_misalign=8),
+                      plan((1 << 18, 4, width), (1, 2), itemsize=itemsize, acc_itemsize=8,
+                           strides=[8 * width, 2 * width, 1])):
+            assert getattr(other, "rows", 1) == 1, other
+    rows3 = plan((1 << 20, 48 // itemsize), (1,), itemsize=itemsize, acc_itemsize=8)
+    assert getattr(rows3, "rows", 1) == 1
+    assert getattr(plan((1 << 22, 16), (1,), itemsize=1, acc_itemsize=8), "rows", 1) == 1

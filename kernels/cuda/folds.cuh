@@ -122,6 +122,30 @@ __device__ __forceinline__ void FoldContiguous(typename R::acc_t (&acc)[1], kps:
                                                    pos + static_cast<long long>(done) * pos_stride, pos_stride);
 }
 
+// Fold ROWS runs of NY aligned VEC-wide vectors each, one thread all of them (short rows of whole
+// vectors): every run's loads are issued before any is folded, so a thread keeps ROWS x NY loads in
+// flight where one run alone kept NY (float64 rows of 4: 32 bytes a thread). Element j of every run
+// is number `pos + j * pos_stride` of the reduced range.
+template <class R, class Tr, typename Tin, int VEC, int NY, int ROWS>
+__device__ __forceinline__ void FoldAlignedRows(typename R::acc_t (&acc)[ROWS], const kps::Ptr<Tin> (&run)[ROWS],
+                                                long long pos, long long pos_stride) {
+  using Acc = typename R::acc_t;
+  constexpr int kCols = kps::kLaneAccumulators<Acc, VEC>;
+  Tin raw[ROWS][VEC * NY];
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r) kps::ReadDataVec<Tin, VEC, NY, false>(raw[r], run[r], VEC, NY);
+  const auto index = kps::AffineIndex<NY>(pos, VEC * pos_stride, pos_stride);
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r) {
+    Acc cols[kCols];
+    kps::Init(cols, R::Identity());
+    kps::ReduceUnary<R, Tr, Tin, VEC, NY, kCols, false>(cols, raw[r], VEC, NY, index);
+    Acc one[1] = {R::Identity()};
+    kps::Reduce<R, 1, kCols>(one, cols);
+    acc[r] = one[0];
+  }
+}
+
 // Fold the flat indices [begin, end) of `runs`, each one aligned vector of VEC elements (VEC == 1:
 // one element): short runs laid end to end (segment x vectors per run + vector), so every lane
 // keeps NY loads in flight across run boundaries. For VEC > 1 the host guarantees every run starts

@@ -12,8 +12,10 @@ namespace kernels {
 // Split: whether the combine of a split's partials is compiled: only where the plan splits the
 // reduced runs over blocks (gridDim.y > 1), since its registers would bound the unsplit kernel's
 // blocks (ReduceStaged's flag means the same; ReduceOuter keeps a runtime test).
+// ROWS > 1: every output is one aligned run of NY vectors, no segments and no splits, and a thread
+// folds ROWS of them side by side (FoldAlignedRows): rows base + t, base + t + BLOCK, ...
 template <typename Tin, class R, class Tr, class Ep, int VEC, int NY, int LANES, int BLOCK, int MIN_BLOCKS,
-          int KND, int RND, typename IndexT, bool FlatRuns, bool SharedLanes, int InputShift, bool Split>
+          int KND, int RND, typename IndexT, bool FlatRuns, bool SharedLanes, int InputShift, bool Split, int ROWS>
 __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceInner(const InnerParams<KND, RND, IndexT> p) {
   using Acc = typename R::acc_t;
   using Tout = typename Ep::out_t;
@@ -24,6 +26,31 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceInner(const InnerPara
   Acc* partials = static_cast<Acc*>(p.partials);
   const int lane = threadIdx.x % LANES;
   const int group = threadIdx.x / LANES;
+
+  bool looked = p.look.host == nullptr;  // (kps::LookAt)
+  if constexpr (ROWS > 1) {
+    static_assert(LANES == 1 && !FlatRuns && !Split, "rows side by side: a thread an output, whole runs");
+    for (IndexT base = blockIdx.x * BLOCK * ROWS; base < p.num_out; base += gridDim.x * BLOCK * ROWS) {
+      const IndexT first = base + threadIdx.x;
+      kps::Ptr<Tin> run[ROWS];  // a row past the last folds the last again, and is not stored
+#pragma unroll
+      for (int r = 0; r < ROWS; ++r) {
+        run[r] = x + p.kept.Offset(min(first + r * BLOCK, static_cast<IndexT>(p.num_out) - 1));
+      }
+      Acc acc[ROWS];
+      FoldAlignedRows<R, Tr, Tin, VEC, NY, ROWS>(acc, run, p.index_offset, p.inner_index_stride);
+#pragma unroll
+      for (int r = 0; r < ROWS; ++r) {
+        const IndexT row = first + r * BLOCK;
+        if (row < p.num_out) {
+          const Tout out[1] = {Ep::Apply(acc[r], p.count)};
+          kps::LookAt<Tout, 1, false>(p.look, out, 1, looked);
+          kps::WriteData<Tout, 1, false, false>(y + p.kept.OutOffset(row), out, 1, 1);
+        }
+      }
+    }
+    return;
+  }
 
   // This block's share of every output's reduced range: segments [seg_begin, seg_end), and in
   // each of them the elements [in_begin, in_end).
@@ -40,7 +67,6 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceInner(const InnerPara
   }
 
   // `base` is uniform across the block, so every thread reaches every barrier and shuffle.
-  bool looked = p.look.host == nullptr;  // (kps::LookAt)
   for (IndexT base = blockIdx.x * kGroups; base < p.num_out; base += gridDim.x * kGroups) {
     const IndexT row = base + group;
     const bool active = row < p.num_out;

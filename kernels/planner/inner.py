@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Tuple
 
 from .budget import Budget
-from .dims import aligned, ceil, index_bits, pow2_at_least, size_of
+from .dims import aligned, ceil, index_bits, pow2_at_least, pow2_at_most, size_of
 from .layout import Layout
 from .plans import InnerPlan
 from .splits import choose_splits
@@ -16,6 +16,26 @@ from .traits import Traits
 
 def applies(layout: Layout, traits: Traits, tuning) -> bool:
     return layout.inner_reduced
+
+
+def short_rows(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) -> int:
+    """Outputs a thread folds side by side (the kernel's ROWS) where every output is one short row of
+    whole 16-byte vectors on the grid: 1, 2 or 4 of them (a lane's tile, MAX_TILE_ROWS), of a scalar
+    of one input or several on the grid, no segments, elements of 2 bytes or more (1-byte rows fold 16
+    a thread, staged). As many rows as keep SHORT_ROW_VECTORS loads in flight, while the grid keeps a
+    wave of blocks (mid-sized inputs take fewer); else 1. A lane on one such row alone holds 16-64
+    bytes in flight, too few to keep the memory busy (policy.py)."""
+    if not layout.inner_reduced or len(layout.red) != 1 or traits.state or not traits.vector_loads:
+        return 1
+    inner, itemsize = layout.red[-1], layout.itemsize
+    row_bytes = inner.size * itemsize
+    vectors = row_bytes // tuning.LOAD_BYTES
+    if (traits.inputs_off_grid or itemsize < 2 or layout.words or inner.in_stride != 1 or inner.size == 1
+            or row_bytes % tuning.LOAD_BYTES or vectors > tuning.MAX_TILE_ROWS or vectors & (vectors - 1)
+            or not aligned(layout.in_base, [d.in_stride for d in layout.kept], itemsize, tuning.LOAD_BYTES)):
+        return 1
+    waves = ceil(layout.num_out, tuning.BLOCK_THREADS) // budget.resident(sm_count, tuning)
+    return min(tuning.SHORT_ROW_VECTORS // vectors, pow2_at_most(max(1, waves)))
 
 
 @dataclass(frozen=True)
@@ -141,6 +161,9 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) 
             split_target = budget.split_target(sm_count, tuning, tuning.INPUTS_SPLIT_BLOCKS_PER_SM)
     split = rows.splits(lanes, ny, row_blocks, flat, split_target)
     num_out, num_splits = layout.num_out, split["num_splits"]
+    whole_rows = lanes == 1 and ny == rows.vectors and num_splits == 1
+    side = short_rows(layout, traits, budget, sm_count, tuning) if whole_rows else 1
+    row_blocks = ceil(row_blocks, side)
     return InnerPlan(
         reduce_type=layout.reduce_type, kept=layout.kept, red=segs, inner=inner,
         index_bits=index_bits(layout.extent, layout.out_extent, num_out, layout.num_red, num_splits * num_out),
@@ -149,5 +172,5 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) 
         input_shift=traits.inputs_shift if shared_lanes else 0,
         min_blocks=(budget.inner_min_blocks or tuning.INNER_MIN_BLOCKS) if traits.state else 0,
         in_offset=layout.in_offset, num_out=num_out, num_red=layout.num_red, block=tuning.BLOCK_THREADS,
-        index_offset=layout.index_offset, **split,
+        index_offset=layout.index_offset, rows=side, **split,
     )

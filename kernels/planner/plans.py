@@ -167,6 +167,7 @@ class InnerPlan(TiledPlan):
     flat_runs: bool = False  # the runs of an output walked as one sequence of vectors
     shared_lanes: bool = False  # lanes share the chunks of inputs off the first one's grid
     input_shift: int = 0  # with shared_lanes: the bytes every input off the grid lies past it (0: read at run time)
+    rows: int = 1  # outputs a thread folds side by side: short aligned rows of `ny` vectors (ROWS)
 
     @property
     def num_seg(self) -> int:

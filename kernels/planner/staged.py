@@ -27,6 +27,7 @@ from typing import NamedTuple, Optional, Tuple
 from .budget import Budget
 from .dims import Dim, aligned, ceil, index_bits, merge, pow2_at_least, pow2_at_most, size_of, stride_key, two_adic
 from .layout import Layout
+from .inner import short_rows
 from .outer import busy_share, col_threads
 from .plans import Stage, StagedPlan
 from .splits import choose_splits, split_group, splits_within
@@ -49,9 +50,10 @@ def wants_stage(layout: Layout, traits: Traits, tuning) -> bool:
     words, or kept columns of at most STAGE_MAX_COLUMN_BYTES) and off the 16-byte grid (its length,
     or a stride or the start of the others; columns of elements of 4 bytes or more only up to
     STAGE_MAX_WIDE_COLUMN_BYTES, or where a span holds their reductions whole), or a run of at most
-    STAGE_ALIGNED_RUN_BYTES, or aligned columns over too few rows for ReduceOuter's tile (a state's
-    only where ReduceOuter's block would idle, `_state_span`). Longer aligned runs are whole vectors,
-    which ReduceInner and ReduceOuter read at full speed."""
+    STAGE_ALIGNED_RUN_BYTES (`plan` leaves ReduceInner the rows it folds several a thread), or
+    aligned columns over too few rows for ReduceOuter's tile (a state's only where ReduceOuter's
+    block would idle, `_state_span`). Longer aligned runs are whole vectors, which ReduceInner and
+    ReduceOuter read at full speed."""
     use_inner, itemsize = layout.inner_reduced, layout.itemsize
     inner = layout.red[-1] if use_inner else layout.kept[-1]
     run_bytes, num_red = inner.size * itemsize, size_of(layout.red)
@@ -100,7 +102,10 @@ def _few_rows_for_columns(column_bytes: int, num_red: int, tuning) -> bool:
 def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) -> Optional[StagedPlan]:
     """ReduceStaged's launch, or None where no span fits (the other kernels then take it). A span of
     whole reductions (direct) is tried again with STAGE_VECTORS_DIRECT vectors a thread; a reduced
-    run longer than STAGE_MAX_RUN_BYTES is staged only where its span folds it as words."""
+    run longer than STAGE_MAX_RUN_BYTES is staged only where its span folds it as words. Rows that
+    ReduceInner folds several a thread (`inner.short_rows`) are left to it."""
+    if short_rows(layout, traits, budget, sm_count, tuning) > 1:
+        return None
     wide_columns = _wide_state(traits, tuning) and not layout.inner_reduced
     staging = _Staging(layout, traits, budget, sm_count, tuning,
                        tuning.STAGE_WIDE_COLUMN_VECTORS if wide_columns else tuning.STAGE_VECTORS)
