@@ -27,9 +27,9 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceInner(const InnerPara
   const int lane = threadIdx.x % LANES;
   const int group = threadIdx.x / LANES;
 
-  bool looked = p.look.host == nullptr;  // (kps::LookAt)
   if constexpr (ROWS > 1) {
     static_assert(LANES == 1 && !FlatRuns && !Split, "rows side by side: a thread an output, whole runs");
+    bool looked = p.look.host == nullptr;  // (kps::LookAt)
     for (IndexT base = blockIdx.x * BLOCK * ROWS; base < p.num_out; base += gridDim.x * BLOCK * ROWS) {
       const IndexT first = base + threadIdx.x;
       kps::Ptr<Tin> run[ROWS];  // a row past the last folds the last again, and is not stored
@@ -67,6 +67,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceInner(const InnerPara
   }
 
   // `base` is uniform across the block, so every thread reaches every barrier and shuffle.
+  bool looked = p.look.host == nullptr;  // (kps::LookAt)
   for (IndexT base = blockIdx.x * kGroups; base < p.num_out; base += gridDim.x * kGroups) {
     const IndexT row = base + group;
     const bool active = row < p.num_out;
