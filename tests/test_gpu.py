@@ -111,6 +111,21 @@ def test_non_contiguous_inputs(layout, op, rng):
         check(op, run(op, xd, axis), np.array(x, order="C"), axis)
 
 
+def _planned(shape, axes, itemsize):
+    """The plan of a C-contiguous array of `shape` reduced over `axes` on 132 SMs."""
+    strides = [int(np.prod(shape[i + 1:])) for i in range(len(shape))]
+    kept = [n for i, n in enumerate(shape) if i not in axes]
+    return config.plan(shape, strides, axes, [int(np.prod(kept[i + 1:])) for i in range(len(kept))],
+                       itemsize, 8, 132)
+
+
+def _off_grid(x: np.ndarray):
+    """x on the GPU, one element past the start of its allocation (off the 16-byte grid)."""
+    moved = cp.empty(x.size + 1, dtype=x.dtype)[1:].reshape(x.shape)
+    moved[...] = cp.asarray(x)
+    return moved
+
+
 #: Short runs that every dtype walks flat (16-byte aligned, whole vectors): batch-norm statistics,
 #: many runs per output, two segment dims, a split by runs.
 FLAT_SHAPES = [((6, 5, 4, 16), (0, 2, 3)), ((33, 3, 48), (0, 2)), ((4, 3, 5, 2, 16), (0, 2, 4)),
@@ -121,19 +136,14 @@ FLAT_SHAPES = [((6, 5, 4, 16), (0, 2, 3)), ((33, 3, 48), (0, 2)), ((4, 3, 5, 2, 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
 @pytest.mark.parametrize("op", list(OPS))
 def test_flat_runs(op, dtype, shape, axes, rng):
-    strides = [int(np.prod(shape[i + 1:])) for i in range(len(shape))]
-    kept = [n for i, n in enumerate(shape) if i not in axes]
-    cfg = config.plan(shape, strides, axes, [int(np.prod(kept[i + 1:])) for i in range(len(kept))],
-                      dtype.itemsize, 8, 132)
+    cfg = _planned(shape, axes, dtype.itemsize)
     assert cfg.kernel == "inner" and cfg.flat_runs
     x = data(shape, dtype, op, rng)
     if op == "prod":  # up to 65536 factors per output: signs only, so no product leaves float16's range
         x = np.where(rng.random(shape) < 0.5, -1, 1).astype(dtype)
     check(op, run(op, cp.asarray(x), axes), x, axes)
     # one element off the 16-byte grid: the same reduction run by run
-    moved = cp.empty(x.size + 1, dtype=dtype)[1:].reshape(shape)
-    moved[...] = cp.asarray(x)
-    check(op, run(op, moved, axes), x, axes)
+    check(op, run(op, _off_grid(x), axes), x, axes)
 
 
 #: Rows of 1, 2 and 4 whole 16-byte vectors, enough of them that ReduceInner folds several a thread
@@ -148,18 +158,13 @@ SHORT_ROW_SHAPES = [((1_100_003, 16), (1,)), ((2_200_001, 8), (1,)), ((1_100_003
                          ids=lambda d: d.name)
 @pytest.mark.parametrize("op", ["sum", "mean", "max", "prod"])
 def test_short_rows_side_by_side(op, dtype, shape, axes, rng):
-    strides = [int(np.prod(shape[i + 1:])) for i in range(len(shape))]
-    kept = [n for i, n in enumerate(shape) if i not in axes]
-    cfg = config.plan(shape, strides, axes, [int(np.prod(kept[i + 1:])) for i in range(len(kept))],
-                      dtype.itemsize, 8, 132)
+    cfg = _planned(shape, axes, dtype.itemsize)
     whole = shape[-1] * dtype.itemsize in (16, 32, 64)
     assert (cfg.kernel == "inner" and cfg.rows > 1) == whole, cfg
     x = data(shape, dtype, op, rng)
     check(op, run(op, cp.asarray(x), axes), x, axes)
     # one element off the 16-byte grid: no longer rows of whole vectors on it
-    moved = cp.empty(x.size + 1, dtype=dtype)[1:].reshape(shape)
-    moved[...] = cp.asarray(x)
-    check(op, run(op, moved, axes), x, axes)
+    check(op, run(op, _off_grid(x), axes), x, axes)
 
 
 #: Runs that ReduceStaged reads through shared memory: narrow and odd rows and columns, odd runs
@@ -184,13 +189,6 @@ def _kept_run(shape, axes):
     return run
 
 
-def _planned(shape, axes, itemsize):
-    strides = [int(np.prod(shape[i + 1:])) for i in range(len(shape))]
-    kept = [n for i, n in enumerate(shape) if i not in axes]
-    return config.plan(shape, strides, axes, [int(np.prod(kept[i + 1:])) for i in range(len(kept))],
-                       itemsize, 8, 132)
-
-
 @pytest.mark.parametrize("shape,axes", STAGED_SHAPES, ids=str)
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
 @pytest.mark.parametrize("op", list(OPS))
@@ -203,9 +201,7 @@ def test_staged(op, dtype, shape, axes, rng):
         x = np.where(rng.random(shape) < 0.5, -1, 1).astype(dtype)
     check(op, run(op, cp.asarray(x), axes), x, axes)
     # one element off the 16-byte grid: every span starts mid-vector
-    moved = cp.empty(x.size + 1, dtype=dtype)[1:].reshape(shape)
-    moved[...] = cp.asarray(x)
-    check(op, run(op, moved, axes), x, axes)
+    check(op, run(op, _off_grid(x), axes), x, axes)
 
 
 #: A few long reduced rows under a wide kept dim: tiles of 1 and 2 rows, and 3, 5 and 7 rows that end
@@ -220,9 +216,7 @@ FEW_ROWS_SHAPES = [((1, 40001), (0,)), ((2, 40003), (0,)), ((3, 40009), (0,)), (
 def test_few_reduced_rows(op, dtype, shape, axes, rng):
     x = data(shape, dtype, op, rng)
     check(op, run(op, cp.asarray(x), axes), x, axes)
-    moved = cp.empty(x.size + 1, dtype=dtype)[1:].reshape(shape)  # off the grid: a column per thread
-    moved[...] = cp.asarray(x)
-    check(op, run(op, moved, axes), x, axes)
+    check(op, run(op, _off_grid(x), axes), x, axes)  # off the grid: a column per thread
 
 
 def test_staged_plans_reach_every_regime():
@@ -252,9 +246,7 @@ def test_one_byte_any_all_read_as_words(op, dtype, rng):
         check(op, run(op, cp.asarray(x), axis), x, axis)
     # one byte off the word grid: byte by byte
     x = data(shape, dtype, op, rng)
-    moved = cp.empty(x.size + 1, dtype=dtype)[1:].reshape(shape)
-    moved[...] = cp.asarray(x)
-    check(op, run(op, moved, 2), x, 2)
+    check(op, run(op, _off_grid(x), 2), x, 2)
     # bytes other than 0 and 1 (a bool array over raw bytes): every nonzero byte is true, as in NumPy
     raw = rng.choice(np.array([0, 1, 2, 0x80, 0xFF], dtype=np.uint8), size=shape, p=[0.02, 0.2, 0.3, 0.3, 0.18])
     x = raw.view(dtype)
@@ -276,8 +268,7 @@ def test_one_byte_columns_read_as_words(op, dtype, shape, axes, rng):
     assert _reads_word_columns(xd, axes)
     check(op, run(op, xd, axes), x, axes)
     check(op, run(op, xd, axes, keepdims=True), x, axes, keepdims=True)
-    moved = cp.empty(x.size + 1, dtype=dtype)[1:].reshape(shape)  # a byte off the word grid: byte by byte
-    moved[...] = xd
+    moved = _off_grid(x)  # a byte off the word grid: byte by byte
     assert not _reads_word_columns(moved, axes)
     check(op, run(op, moved, axes), x, axes)
 
