@@ -56,8 +56,8 @@ def template_args(cfg: ReduceConfig, functors: Functors) -> List[Tuple[str, obje
             ("LanesAdjacent", _bool(st.lanes_adjacent)), ("BLOCK", cfg.block), ("KND", len(cfg.kept)),
             ("RND", len(cfg.red)), ("TKND", len(st.slots)), ("TRND", len(st.folds)), ("IndexT", index_t),
             ("WordFolds", _bool(st.word_folds)), ("WordColumns", _bool(st.word_columns)), ("ROW_BYTES", st.byte_rows),
-            # a state's split combine only where the plan splits; a scalar's always (docs/tuning.md)
-            ("Split", _bool(cfg.num_splits > 1 or not functors.op.state)),
+            # the split combine only where the plan splits (kernels/cuda/staged.cuh, docs/tuning.md)
+            ("Split", _bool(cfg.num_splits > 1)),
         ]
     lanes = "LANES" if cfg.kernel == "inner" else "BX"
     args = head + [("VEC", cfg.vec), ("NY", cfg.ny), (lanes, cfg.lanes), ("BLOCK", cfg.block),

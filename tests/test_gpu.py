@@ -235,6 +235,29 @@ def test_staged_plans_reach_every_regime():
                     "short last chunk", "ragged lanes", "two-level split"}, seen
 
 
+#: Spans cut into chunks of rows where a block takes several work items, so the chunk each item holds
+#: is counted along them (ReduceStaged): a block's stages walk the chunks of the reduced dim (A), kept
+#: chunks grid-strided (B: the grid does not divide the chunks), reduced chunks grid-strided (C: every
+#: tile starts again from its first chunk).
+CHUNK_WALK_SHAPES = [((401, 301, 7), (0, 2), np.float64, "A"), ((1001, 301, 7), (0, 2), np.float32, "A"),
+                     ((40001, 5, 11), (2,), np.float64, "B"), ((10007, 64, 7), (2,), np.float32, "B"),
+                     ((3001, 1001, 5), (1,), np.float64, "C"), ((3001, 1001, 11), (1,), np.float32, "C")]
+
+
+@pytest.mark.parametrize("shape,axes,dtype,walk", CHUNK_WALK_SHAPES, ids=str)
+@pytest.mark.parametrize("op", ["sum", "mean", "max"])
+def test_staged_chunks_counted_along_work_items(op, shape, axes, dtype, walk, rng):
+    cfg = _planned(shape, axes, np.dtype(dtype).itemsize)
+    st = cfg.stage
+    assert cfg.kernel == "staged" and st.row_chunks > 1, cfg
+    assert {"A": not st.chunk_kept and st.stages_per_split > 1,
+            "B": st.chunk_kept and st.num_tiles > cfg.grid[0] and cfg.grid[0] % st.row_chunks,
+            "C": not st.chunk_kept and st.num_tiles > cfg.grid[0]}[walk], cfg
+    x = data(shape, np.dtype(dtype), op, rng)
+    check(op, run(op, cp.asarray(x), axes), x, axes)
+    check(op, run(op, _off_grid(x), axes), x, axes)
+
+
 @pytest.mark.parametrize("dtype", [np.dtype(np.bool_), np.dtype(np.int8), np.dtype(np.uint8)], ids=str)
 @pytest.mark.parametrize("op", ["any", "all"])
 def test_one_byte_any_all_read_as_words(op, dtype, rng):

@@ -96,9 +96,9 @@ def _split_flag(shape, axes, functors, state):
 
 
 def test_the_split_combine_is_compiled_where_it_can_run():
-    """ReduceInner compiles its split combine only for split plans, ReduceStaged only for a state's
-    split plans (a scalar's always: docs/tuning.md), ReduceOuter wherever (a runtime test): its
-    registers would bound the blocks of the launches that never split."""
+    """ReduceInner and ReduceStaged compile their split combine only for split plans, ReduceOuter
+    wherever (a runtime test: docs/tuning.md): its registers would bound the blocks of the launches
+    that never split."""
     add = kps.resolve(kps.ADD, kps.IDENTITY, kps.NONE, np.dtype(np.float32))
     var = kps.resolve(kps.WELFORD, kps.IDENTITY, kps.variance(0), np.dtype(np.float32))
     seen = set()
@@ -110,5 +110,5 @@ def test_the_split_combine_is_compiled_where_it_can_run():
             if kernel == "outer":
                 assert flag is None
             else:
-                assert flag == ("true" if splits or (kernel == "staged" and not state) else "false")
+                assert flag == ("true" if splits else "false")
     assert {(k, s) for k in ("inner", "staged") for s in (False, True)} <= seen

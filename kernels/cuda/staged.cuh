@@ -224,10 +224,9 @@ struct StagedSpan {
 // `all`, folded as words by FoldSharedWords); ROW_BYTES > 0: rows that short, a thread 16 of them from
 // 16-byte aligned spans, FoldByteRows).
 // Split: whether the combine of a split's partials is compiled (a plan splits a tile's stages over
-// blocks, gridDim.y > 1, only where it is). The kernel of an op with a state (ReduceOp.state: var,
-// argmax, logsumexp) compiles it only for split plans: its registers would bound the unsplit
-// kernel's blocks (float32 var's columns: 220 -> 92 registers). Other ops' kernels, complex sums
-// among them, compile it always (kernels/source.py: docs/tuning.md has why).
+// blocks, gridDim.y > 1, only where it is): only for split plans, whose blocks take one tile each and
+// finish it after their work loop, where the next item's loads hold no registers. Its registers would
+// otherwise bound every launch's blocks (float32 var's columns: 220 -> 92 registers; docs/tuning.md).
 template <typename Tin, class R, class Tr, class Ep, int SV, int NY, int BX, int SLOTS, bool LanesAdjacent,
           int BLOCK, int KND, int RND, int TKND, int TRND, typename IndexT, bool WordFolds, bool WordColumns,
           int ROW_BYTES, bool Split>
@@ -259,21 +258,24 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
   // in flight as one slot's NY.
   constexpr bool kSlotsSideBySide = __is_class(Acc) && !LanesAdjacent && !WordColumns && TRND == 1 && SLOTS > 1;
   constexpr int kSideRows = kSlotsSideBySide && NY > SLOTS ? NY / SLOTS : 1;
-  // Rows of partials a thread loads a round of the split combine: 16 accumulators (16 / SLOTS rows);
-  // one row for a state wider than 32 bytes (policy.STAGE_MAX_ACC_BYTES), whose 16 would take a
-  // kilobyte of registers (complex64 var: 226 -> 64 registers).
-  constexpr int kPartialRows = sizeof(Acc) > 32 || kDirect ? 1 : 16 / SLOTS;
+  // Rows of partials a thread loads a round of the split combine: 64 bytes of accumulators (16 float32
+  // ones, 8 float64: a float32 sum's float64 ones, 16 at a time, held float32 split kernels at 80
+  // registers where 64 fit), at least one row; one row for a state wider than 32 bytes
+  // (policy.STAGE_MAX_ACC_BYTES).
+  constexpr int kPartialRows =
+      kDirect || sizeof(Acc) > 32 || sizeof(Acc) * SLOTS > 64 ? 1 : static_cast<int>(64 / (sizeof(Acc) * SLOTS));
 
   const IndexT split = blockIdx.y;
   const IndexT s_begin = split * static_cast<IndexT>(p.stages_per_split);
   const IndexT s_end = min(static_cast<IndexT>(p.num_stages), s_begin + static_cast<IndexT>(p.stages_per_split));
-  // Rows of the span's outermost dim in the span of (tile, stage).
-  auto rows = [&](IndexT tile, IndexT stage) -> long long {
-    const long long chunk = static_cast<long long>(p.chunk_kept ? tile : stage) % p.row_chunks;
-    return min(p.rows, p.rows_total - chunk * p.rows);
-  };
-  auto load = [&](Span& span, IndexT tile, IndexT stage) {
-    span.Load(x + p.kept.Offset(tile) + p.red.Offset(stage), rows(tile, stage) * p.row_stride);
+  // The span of (tile, stage) holds chunk (chunk_kept ? tile : stage) mod row_chunks of its outermost
+  // dim's rows. The chunk is counted along the work items, not divided for each: a 64-bit remainder
+  // is a call, and ptxas spilled around it.
+  const long long first_chunk = static_cast<long long>(p.chunk_kept ? blockIdx.x : s_begin) % p.row_chunks;
+  const long long tile_chunks = p.chunk_kept ? static_cast<long long>(gridDim.x) % p.row_chunks : 0;
+  auto rows = [&](long long chunk) -> long long { return min(p.rows, p.rows_total - chunk * p.rows); };
+  auto load = [&](Span& span, IndexT tile, IndexT stage, long long chunk) {
+    span.Load(x + p.kept.Offset(tile) + p.red.Offset(stage), rows(chunk) * p.row_stride);
   };
   // Fold this thread's share (lane ty of kBY) of a slot's num_folds elements in the staged span.
   // One reduced dim is a strided run (32-bit offsets, no index calculator), with NY loads in flight
@@ -301,31 +303,83 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
     kps::WriteData<Tout, 1, false, false>(y + out_off + p.slots.OutOffset(slot), out, 1, 1);
   };
 
+  constexpr int kAccs = kDirect ? 1 : SLOTS;  // (a direct kernel folds one slot at a time)
+  Acc acc[kAccs];
+  kps::Init(acc, R::Identity());
+  kps::CarryFor<R, Tin, kAccs> stages;  // a stage at a time (kps/chains.cuh)
+  // A tile's outputs once its last stage is folded: the slots' accumulators combined across the block,
+  // and where the tile is split (`split_combine`: the host launches one block column per tile, so it
+  // is the block's last work item), across the splits' partials (kps::CombineSplits); then stored.
+  auto finish = [&](IndexT tile, unsigned num_slots, int head, bool split_combine) {
+    stages.Total(acc);
+    CombineStaged<R, kAccs, BX, LanesAdjacent, BLOCK>(acc, smem);
+    const int mine = tx < num_slots ? min(kAccs, static_cast<int>((num_slots - tx + BX - 1) / BX)) : 0;
+    bool write = true;
+    if (split_combine) {
+      const long long per_split = p.num_tiles * p.num_slots;
+      Acc* tile_partials = partials + static_cast<long long>(tile) * p.num_slots + tx;
+      auto fold_partials = [&](unsigned row, unsigned count, unsigned step) {  // kPartialRows of a thread in flight
+        kps::FoldPartials<R, kAccs, kPartialRows, kBY>(acc, tile_partials, row, count, step, per_split, mine, ty,
+                                                       folds, BX);
+        CombineStaged<R, kAccs, BX, LanesAdjacent, BLOCK>(acc, smem);
+      };
+      auto store_partials = [&](unsigned row) {
+        if (ty != 0) return;
+#pragma unroll
+        for (int k = 0; k < SLOTS; ++k) {
+          if (k < mine) tile_partials[row * per_split + k * BX] = acc[k];
+        }
+      };
+      store_partials(static_cast<unsigned>(split));
+      write = kps::CombineSplits(p.semaphores, static_cast<unsigned>(split), static_cast<unsigned>(p.num_splits),
+                                 static_cast<unsigned>(p.split_group), fold_partials, store_partials);
+    }
+    if constexpr (WordColumns) {
+      if (write) {  // (uniform: the last block of the tile's splits, or the only one)
+        StoreWordColumns<R, Ep, kAccs, BX, BLOCK>(static_cast<unsigned char*>(p.y) + p.kept.OutOffset(tile), acc,
+                                                  reinterpret_cast<unsigned*>(smem), ty == 0 ? mine : 0,
+                                                  static_cast<int>(p.num_slots), static_cast<int>(p.row_stride), head,
+                                                  p.count);
+      }
+    } else if (write && ty == 0) {
+      const long long out_off = p.kept.OutOffset(tile);
+#pragma unroll
+      for (int k = 0; k < SLOTS; ++k) {
+        if (k < mine) store(out_off, tx + k * BX, acc[k]);
+      }
+    }
+    kps::Init(acc, R::Identity());
+  };
+  unsigned finish_slots = 0;  // (the split tile's, for its finish after the loop)
+  int finish_head = 0;
+
   // Work items (tile, stage) in order; the next item's loads are in flight while this one is folded.
   // tile and stage are uniform across the block, so every thread reaches every barrier.
   IndexT tile = blockIdx.x, stage = s_begin;
+  long long chunk = first_chunk;
   Span span;
-  if (tile < p.num_tiles) load(span, tile, stage);
-  Acc acc[kDirect ? 1 : SLOTS];
-  kps::Init(acc, R::Identity());
-  kps::CarryFor<R, Tin, kDirect ? 1 : SLOTS> stages;  // a stage at a time (kps/chains.cuh)
+  if (tile < p.num_tiles) load(span, tile, stage, chunk);
   while (tile < p.num_tiles) {
     __syncthreads();  // the previous item is folded: its shared memory is free
     if constexpr (WordColumns) span.Pad(R::Identity());
     span.Store(staged);
     const int head = span.head;
     const Tin* tile_in = reinterpret_cast<const Tin*>(staged) + head;
-    const long long valid_rows = rows(tile, stage);
+    const long long valid_rows = rows(chunk);
     const unsigned num_slots = static_cast<unsigned>(p.chunk_kept ? valid_rows * p.slots_per_row : p.num_slots);
     const unsigned num_folds = static_cast<unsigned>(p.chunk_kept ? p.num_folds : valid_rows * p.folds_per_row);
     const long long pos = p.index_offset + p.red.OutOffset(stage);
     __syncthreads();
     IndexT next_tile = tile, next_stage = stage + 1;
+    long long next_chunk = p.chunk_kept || chunk + 1 < p.row_chunks ? chunk + !p.chunk_kept : 0;
     if (next_stage == s_end) {
       next_stage = s_begin;
       next_tile += gridDim.x;
+      next_chunk = !p.chunk_kept                            ? first_chunk
+                   : chunk + tile_chunks < p.row_chunks ? chunk + tile_chunks
+                                                          : chunk + tile_chunks - p.row_chunks;
     }
-    if (next_tile < p.num_tiles) load(span, next_tile, next_stage);
+    if (next_tile < p.num_tiles) load(span, next_tile, next_stage, next_chunk);
 
     if constexpr (ROW_BYTES > 0) {  // short 1-byte rows, 16 a thread: ROW_BYTES 16-byte loads, one store
       const long long out_off = p.kept.OutOffset(tile);
@@ -393,49 +447,20 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
       }
       stages.Step(acc);
       if (next_stage == s_begin) {  // the tile's last stage: finish its outputs
-        stages.Total(acc);
-        CombineStaged<R, SLOTS, BX, LanesAdjacent, BLOCK>(acc, smem);
-        const int mine = tx < num_slots ? min(SLOTS, static_cast<int>((num_slots - tx + BX - 1) / BX)) : 0;
-        bool write = true;
-        if (Split && p.num_splits > 1) {
-          // The host launches one block column per tile when it splits: no grid-stride here.
-          const long long per_split = p.num_tiles * p.num_slots;
-          Acc* tile_partials = partials + static_cast<long long>(tile) * p.num_slots + tx;
-          auto fold_partials = [&](unsigned row, unsigned count, unsigned step) {  // 16 of a thread in flight
-            kps::FoldPartials<R, SLOTS, kPartialRows, kBY>(acc, tile_partials, row, count, step, per_split, mine,
-                                                           ty, folds, BX);
-            CombineStaged<R, SLOTS, BX, LanesAdjacent, BLOCK>(acc, smem);
-          };
-          auto store_partials = [&](unsigned row) {
-            if (ty != 0) return;
-#pragma unroll
-            for (int k = 0; k < SLOTS; ++k) {
-              if (k < mine) tile_partials[row * per_split + k * BX] = acc[k];
-            }
-          };
-          store_partials(static_cast<unsigned>(split));
-          write = kps::CombineSplits(p.semaphores, static_cast<unsigned>(split), static_cast<unsigned>(p.num_splits),
-                                     static_cast<unsigned>(p.split_group), fold_partials, store_partials);
+        if (Split && p.num_splits > 1) {  // after the loop, where no next item's loads hold registers
+          finish_slots = num_slots;
+          finish_head = head;
+          break;
         }
-        if constexpr (WordColumns) {
-          if (write) {  // (uniform: the last block of the tile's splits, or the only one)
-            StoreWordColumns<R, Ep, SLOTS, BX, BLOCK>(static_cast<unsigned char*>(p.y) + p.kept.OutOffset(tile), acc,
-                                                      reinterpret_cast<unsigned*>(smem), ty == 0 ? mine : 0,
-                                                      static_cast<int>(p.num_slots), static_cast<int>(p.row_stride),
-                                                      head, p.count);
-          }
-        } else if (write && ty == 0) {
-          const long long out_off = p.kept.OutOffset(tile);
-#pragma unroll
-          for (int k = 0; k < SLOTS; ++k) {
-            if (k < mine) store(out_off, tx + k * BX, acc[k]);
-          }
-        }
-        kps::Init(acc, R::Identity());
+        finish(tile, num_slots, head, false);
       }
     }
     tile = next_tile;
     stage = next_stage;
+    chunk = next_chunk;
+  }
+  if constexpr (Split && !kDirect && ROW_BYTES == 0) {
+    if (p.num_splits > 1 && tile < p.num_tiles) finish(tile, finish_slots, finish_head, true);  // (after the break)
   }
 }
 
