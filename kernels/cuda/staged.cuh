@@ -274,6 +274,9 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
   const long long first_chunk = static_cast<long long>(p.chunk_kept ? blockIdx.x : s_begin) % p.row_chunks;
   const long long tile_chunks = p.chunk_kept ? static_cast<long long>(gridDim.x) % p.row_chunks : 0;
   auto rows = [&](long long chunk) -> long long { return min(p.rows, p.rows_total - chunk * p.rows); };
+  auto chunk_after = [&](long long chunk, long long steps) -> long long {  // (steps < row_chunks)
+    return chunk + steps < p.row_chunks ? chunk + steps : chunk + steps - p.row_chunks;
+  };
   auto load = [&](Span& span, IndexT tile, IndexT stage, long long chunk) {
     span.Load(x + p.kept.Offset(tile) + p.red.Offset(stage), rows(chunk) * p.row_stride);
   };
@@ -371,13 +374,11 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
     const long long pos = p.index_offset + p.red.OutOffset(stage);
     __syncthreads();
     IndexT next_tile = tile, next_stage = stage + 1;
-    long long next_chunk = p.chunk_kept || chunk + 1 < p.row_chunks ? chunk + !p.chunk_kept : 0;
+    long long next_chunk = p.chunk_kept ? chunk : chunk_after(chunk, 1);
     if (next_stage == s_end) {
       next_stage = s_begin;
       next_tile += gridDim.x;
-      next_chunk = !p.chunk_kept                            ? first_chunk
-                   : chunk + tile_chunks < p.row_chunks ? chunk + tile_chunks
-                                                          : chunk + tile_chunks - p.row_chunks;
+      next_chunk = p.chunk_kept ? chunk_after(chunk, tile_chunks) : first_chunk;
     }
     if (next_tile < p.num_tiles) load(span, next_tile, next_stage, next_chunk);
 
