@@ -22,10 +22,11 @@ from test_gpu import FLAT_SHAPES, STAGED_SHAPES, poison_pool  # noqa: E402
 
 #: Rows (inner), columns (outer), split rows and columns, one long run, several reduced dims,
 #: flat runs and staged spans (complex Welford's 64-byte state: spans of whole reductions, and kept
-#: columns over a few rows between kept dims, a slot a thread).
+#: columns over a few rows between kept dims, a slot a thread), short rows folded several a thread.
 PATH_SHAPES = ([((512, 1000), (1,)), ((1000, 512), (0,)), ((8, 1 << 17), (1,)), ((1 << 17, 8), (0,)),
                 ((1 << 20,), (0,)), ((64, 32, 300), (0, 2)), ((4099, 1), (1,))] + FLAT_SHAPES[:3]
-               + STAGED_SHAPES[:6] + [((4001, 3, 5), (1,)), ((2001, 7, 11), (1,)), ((301, 3, 65), (1,))])
+               + STAGED_SHAPES[:6] + [((4001, 3, 5), (1,)), ((2001, 7, 11), (1,)), ((301, 3, 65), (1,))]
+               + [((600_001, 2), (1,)), ((300_007, 4), (1,))])  # short rows of whole vectors, several a thread
 
 ARG_OPS = ("argmax", "argmin", "nanargmax", "nanargmin")
 

@@ -17,7 +17,7 @@ from stats_helpers import STATS, check, check_mean_var, outliers
 cp = pytest.importorskip("cupy")
 pytestmark = pytest.mark.gpu
 
-from test_gpu import FLAT_SHAPES, STAGED_SHAPES, SUBSET_SHAPES, poison_pool, poisoned_like  # noqa: E402
+from test_gpu import FLAT_SHAPES, SHORT_ROW_SHAPES, STAGED_SHAPES, SUBSET_SHAPES, poison_pool, poisoned_like  # noqa: E402
 
 DTYPES = [np.dtype(t) for t in (np.float32, np.float16, np.float64, np.int32, np.bool_)]
 
@@ -50,6 +50,31 @@ def test_every_path(name, dtype, shape, axes):
     x = data(shape, dtype, "sum", np.random.default_rng(abs(hash((name, dtype.name, shape))) % 2**32))
     kwargs = {"ddof": 1} if name != "logsumexp" else {}
     check(name, _run(name, cp.asarray(x), axes, **kwargs), x, axes, ddof=kwargs.get("ddof", 0))
+
+
+@pytest.mark.parametrize("shape,axes", SHORT_ROW_SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", [np.dtype(t) for t in (np.float16, np.float32, np.float64)], ids=lambda d: d.name)
+def test_states_over_short_rows_fold_several_a_thread(dtype, shape, axes):
+    """States over short rows of whole 16-byte vectors fold several rows a thread, as far as their
+    accumulators allow (kernels/planner/inner.py, `short_rows`; the last group ragged, kept dims
+    stepping over the rows of a 3-d layout): var, std, logsumexp, mean and variance in one call, and
+    argmax as NumPy's, from a poisoned pool, repeats bit-identical."""
+    x = data(shape, dtype, "sum", np.random.default_rng(abs(hash((dtype.name, shape))) % 2**32))
+    xd = cp.asarray(x)
+    whole = shape[-1] * dtype.itemsize in (16, 32, 64)
+    kept = tuple(n for i, n in enumerate(shape) if i not in axes)
+    for op, epilogue in ((kps.WELFORD, kps.variance(1)), (kps.ARGMAX, kps.INDEX)):
+        f = kps.resolve(op, kps.IDENTITY, epilogue, dtype)
+        cfg = dispatch.launch_for(xd, poisoned_like(kept, f.out_dtype), axes, False, f).cfg
+        rows = getattr(cfg, "rows", 1)  # (a staged plan's spans fold rows their own way)
+        assert (cfg.kernel == "inner" and rows > 1) == whole, cfg
+        assert rows * f.acc_dtype.itemsize <= max(policy.STATE_SHORT_ROW_ACC_BYTES, f.acc_dtype.itemsize)
+    for name in STATS:
+        kwargs = {"ddof": 1} if name != "logsumexp" else {}
+        check(name, _run(name, xd, axes, **kwargs), x, axes, ddof=kwargs.get("ddof", 0))
+    check_mean_var(tuple(cp.asnumpy(r) for r in ops.reduce_mean_var(xd, axis=axes)), x, axes)
+    axis = axes[0]
+    np.testing.assert_array_equal(cp.asnumpy(ops.reduce_argmax(xd, axis=axis)), np.argmax(x, axis=axis))
 
 
 @pytest.mark.parametrize("shape,axes", PATH_SHAPES, ids=str)

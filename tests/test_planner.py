@@ -708,9 +708,10 @@ def test_inputs_off_the_grid_take_short_tiles_on_warp_groups(blocks_per_sm):
 
 @pytest.mark.parametrize("itemsize", [2, 4, 8, 16])
 def test_short_aligned_rows_fold_several_a_thread(itemsize):
-    """Rows of 1, 2 or 4 whole 16-byte vectors on the grid, a scalar's, fold ROWS a thread in
-    ReduceInner, SHORT_ROW_VECTORS loads in flight, while the grid keeps a wave of blocks; rows of
-    3 vectors, off the grid, of a state, of bytes or with segments do not."""
+    """Rows of 1, 2 or 4 whole 16-byte vectors on the grid fold ROWS a thread in ReduceInner,
+    SHORT_ROW_VECTORS loads in flight (a state's no more than STATE_SHORT_ROW_ACC_BYTES of its
+    accumulators hold), while the grid keeps a wave of blocks; rows of 3 vectors, off the grid, of
+    bytes or with segments do not."""
     for vectors in (1, 2, 4):
         width = vectors * 16 // itemsize
         if width < 2:
@@ -722,8 +723,11 @@ def test_short_aligned_rows_fold_several_a_thread(itemsize):
         assert mid.kernel == "inner" and mid.rows == min(2, policy.SHORT_ROW_VECTORS // vectors), mid
         few = plan((132 * 256, width), (1,), itemsize=itemsize, acc_itemsize=8)
         assert few.kernel == "staged" if vectors == 1 else few.rows == 1, few
-        for other in (plan((1 << 20, width), (1,), itemsize=itemsize, acc_itemsize=16, state=True),
-                      plan((1 << 20, width), (1,), itemsize=itemsize, acc_itemsize=8, in_misalign=8),
+        for acc in (16, 32, 64):  # argmax's, a float var's, a complex var's
+            state = plan(((1 << 28) // (width * itemsize), width), (1,), itemsize=itemsize, acc_itemsize=acc,
+                         state=True)
+            assert state.kernel == "inner" and state.rows == min(cfg.rows, policy.STATE_SHORT_ROW_ACC_BYTES // acc)
+        for other in (plan((1 << 20, width), (1,), itemsize=itemsize, acc_itemsize=8, in_misalign=8),
                       plan((1 << 18, 4, width), (1, 2), itemsize=itemsize, acc_itemsize=8,
                            strides=[8 * width, 2 * width, 1])):
             assert getattr(other, "rows", 1) == 1, other

@@ -20,12 +20,13 @@ def applies(layout: Layout, traits: Traits, tuning) -> bool:
 
 def short_rows(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) -> int:
     """Outputs a thread folds side by side (the kernel's ROWS) where every output is one short row of
-    whole 16-byte vectors on the grid: 1, 2 or 4 of them (a lane's tile, MAX_TILE_ROWS), of a scalar
-    of one input or several on the grid, no segments, elements of 2 bytes or more (1-byte rows fold 16
-    a thread, staged). As many rows as keep SHORT_ROW_VECTORS loads in flight, while the grid keeps a
-    wave of blocks (mid-sized inputs take fewer); else 1. A lane on one such row alone holds 16-64
-    bytes in flight, too few to keep the memory busy (policy.py)."""
-    if not layout.inner_reduced or len(layout.red) != 1 or traits.state or not traits.vector_loads:
+    whole 16-byte vectors on the grid: 1, 2 or 4 of them (a lane's tile, MAX_TILE_ROWS), of one input
+    or several on the grid, no segments, elements of 2 bytes or more (1-byte rows fold 16 a thread,
+    staged). As many rows as keep SHORT_ROW_VECTORS loads in flight, a state's no more than its
+    accumulators allow (STATE_SHORT_ROW_ACC_BYTES), while the grid keeps a wave of blocks (mid-sized
+    inputs take fewer); else 1. A lane on one such row alone holds 16-64 bytes in flight, too few to
+    keep the memory busy (policy.py)."""
+    if not layout.inner_reduced or len(layout.red) != 1 or not traits.vector_loads:
         return 1
     inner, itemsize = layout.red[-1], layout.itemsize
     row_bytes = inner.size * itemsize
@@ -35,7 +36,10 @@ def short_rows(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tu
             or not aligned(layout.in_base, [d.in_stride for d in layout.kept], itemsize, tuning.LOAD_BYTES)):
         return 1
     waves = ceil(layout.num_out, tuning.BLOCK_THREADS) // budget.resident(sm_count, tuning)
-    return min(tuning.SHORT_ROW_VECTORS // vectors, pow2_at_most(max(1, waves)))
+    rows = min(tuning.SHORT_ROW_VECTORS // vectors, pow2_at_most(max(1, waves)))
+    if traits.state:
+        rows = min(rows, pow2_at_most(max(1, tuning.STATE_SHORT_ROW_ACC_BYTES // traits.acc_itemsize)))
+    return rows
 
 
 @dataclass(frozen=True)
