@@ -206,8 +206,10 @@ STAGE_RUN_LANE_ELEMENTS = 16
 STAGE_DIRECT_ROWS = 4
 #: ... as many as keep their elements at most this many (longer runs amortise their loop alone)...
 STAGE_DIRECT_FOLDS = 16
-#: ... their accumulators at most this many bytes (Welford's 24-byte state runs best alone)...
-STAGE_DIRECT_ACC_BYTES = 32
+#: ... their accumulators at most this many bytes (H200, 256 MB, 32 -> 64: float16 var rows of 2 377.7 -> 296.0 us,
+#: float32 var rows of 2 198.8 -> 160.3, float16 var rows of 4 240.9 -> 207.1; at 128 nanvar rows of 2 ran 7% slower,
+#: 2026-11-28)...
+STAGE_DIRECT_ACC_BYTES = 64
 #: ... and a share of runs folded twice at most this (none of 32 cases 0.3% slower, 2026-11-25).
 STAGE_DIRECT_REFOLDS = 0.1
 
