@@ -236,6 +236,16 @@ def test_short_rows_side_by_side_read_every_row_once(shape, itemsize):
     assert 1 in rows and 1 < max(rows) <= SMALL.SHORT_ROW_VECTORS // (shape[-1] * itemsize // 16), rows
 
 
+@pytest.mark.parametrize("shape,itemsize", [((2000, 12), 4), ((999, 3, 6), 8), ((1001, 3), 16)])
+def test_short_rows_of_three_vectors_side_by_side_read_every_row_once(shape, itemsize):
+    """Rows of 3 whole vectors fold 2 a thread in tiles of 3 (SMALL's grid of 5, 8 loads in flight)."""
+    tuning = SimpleNamespace(**{**vars(SMALL), "SHORT_ROW_VECTORS": 8})
+    view = np.empty(shape, f"u{itemsize}" if itemsize <= 8 else "c16")
+    axes = (len(shape) - 1,)
+    cfg = check_coverage(view, axes, list(range(len(shape) - 1)), 1, 0, tuning)
+    assert cfg.kernel == "inner" and cfg.rows == 2 and cfg.ny == 3, cfg
+
+
 @pytest.mark.parametrize("acc_itemsize", [16, 32, 48])
 @pytest.mark.parametrize("shape,itemsize", SHORT_ROW_CASES)
 def test_state_short_rows_side_by_side_read_every_row_once(shape, itemsize, acc_itemsize):

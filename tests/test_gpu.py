@@ -146,11 +146,11 @@ def test_flat_runs(op, dtype, shape, axes, rng):
     check(op, run(op, _off_grid(x), axes), x, axes)
 
 
-#: Rows of 1, 2 and 4 whole 16-byte vectors, enough of them that ReduceInner folds several a thread
+#: Rows of 1 to 4 whole 16-byte vectors, enough of them that ReduceInner folds several a thread
 #: (kernels/planner/inner.py, `short_rows`): 2 to 8 side by side, the last group ragged, and kept
 #: dims that step over the rows of a 3-d layout.
 SHORT_ROW_SHAPES = [((1_100_003, 16), (1,)), ((2_200_001, 8), (1,)), ((1_100_003, 4), (1,)), ((600_001, 3, 8), (2,)),
-                    ((2_200_001, 2), (1,))]
+                    ((2_200_001, 2), (1,)), ((1_100_003, 12), (1,))]
 
 
 @pytest.mark.parametrize("shape,axes", SHORT_ROW_SHAPES, ids=str)
@@ -159,7 +159,7 @@ SHORT_ROW_SHAPES = [((1_100_003, 16), (1,)), ((2_200_001, 8), (1,)), ((1_100_003
 @pytest.mark.parametrize("op", ["sum", "mean", "max", "prod"])
 def test_short_rows_side_by_side(op, dtype, shape, axes, rng):
     cfg = _planned(shape, axes, dtype.itemsize)
-    whole = shape[-1] * dtype.itemsize in (16, 32, 64)
+    whole = shape[-1] * dtype.itemsize in (16, 32, 48, 64)
     assert (cfg.kernel == "inner" and cfg.rows > 1) == whole, cfg
     x = data(shape, dtype, op, rng)
     check(op, run(op, cp.asarray(x), axes), x, axes)

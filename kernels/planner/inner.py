@@ -20,7 +20,7 @@ def applies(layout: Layout, traits: Traits, tuning) -> bool:
 
 def short_rows(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) -> int:
     """Outputs a thread folds side by side (the kernel's ROWS) where every output is one short row of
-    whole 16-byte vectors on the grid: 1, 2 or 4 of them (a lane's tile, MAX_TILE_ROWS), of one input
+    whole 16-byte vectors on the grid: 1 to 4 of them (a lane's tile, MAX_TILE_ROWS), of one input
     or several on the grid, no segments, elements of 2 bytes or more (1-byte rows fold 16 a thread,
     staged). As many rows as keep SHORT_ROW_VECTORS loads in flight, a state's no more than its
     accumulators allow (STATE_SHORT_ROW_ACC_BYTES), while the grid keeps a wave of blocks (mid-sized
@@ -32,11 +32,11 @@ def short_rows(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tu
     row_bytes = inner.size * itemsize
     vectors = row_bytes // tuning.LOAD_BYTES
     if (traits.inputs_off_grid or itemsize < 2 or layout.words or inner.in_stride != 1 or inner.size == 1
-            or row_bytes % tuning.LOAD_BYTES or vectors > tuning.MAX_TILE_ROWS or vectors & (vectors - 1)
+            or row_bytes % tuning.LOAD_BYTES or vectors > tuning.MAX_TILE_ROWS
             or not aligned(layout.in_base, [d.in_stride for d in layout.kept], itemsize, tuning.LOAD_BYTES)):
         return 1
     waves = ceil(layout.num_out, tuning.BLOCK_THREADS) // budget.resident(sm_count, tuning)
-    rows = min(tuning.SHORT_ROW_VECTORS // vectors, pow2_at_most(max(1, waves)))
+    rows = min(pow2_at_most(tuning.SHORT_ROW_VECTORS // vectors), pow2_at_most(max(1, waves)))
     if traits.state:
         rows = min(rows, pow2_at_most(max(1, tuning.STATE_SHORT_ROW_ACC_BYTES // traits.acc_itemsize)))
     return rows
@@ -165,8 +165,9 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) 
             split_target = budget.split_target(sm_count, tuning, tuning.INPUTS_SPLIT_BLOCKS_PER_SM)
     split = rows.splits(lanes, ny, row_blocks, flat, split_target)
     num_out, num_splits = layout.num_out, split["num_splits"]
-    whole_rows = lanes == 1 and ny == rows.vectors and num_splits == 1
+    whole_rows = lanes == 1 and ny == pow2_at_least(rows.vectors) and num_splits == 1  # a lane's tile holds its row
     side = short_rows(layout, traits, budget, sm_count, tuning) if whole_rows else 1
+    ny = rows.vectors if side > 1 else ny  # (rows of 3 vectors side by side: a tile of 3)
     row_blocks = ceil(row_blocks, side)
     return InnerPlan(
         reduce_type=layout.reduce_type, kept=layout.kept, red=segs, inner=inner,
