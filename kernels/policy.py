@@ -63,10 +63,11 @@ INPUTS_TILE_ROWS = 2
 #: 92.1 -> 79.9 us, complex64 rows of 2 110.6 -> 96.8, float16 rows of 8 104.9 -> 72.7; 4 and 8 alike, 2026-11-28).
 SHORT_ROW_VECTORS = 8
 
-#: ... and for a state, its rows' accumulators a thread, at most (H200, 256 MB, one row a thread -> this:
-#: complex64 var rows of 4 140.7 -> 73.1 us, float16 var rows of 8 174.2 -> 85.2, float32 argmax rows of 8
-#: 126.6 -> 81.2; at 256 complex64 rows of 2 ran 84.1 against 89.8, but float32 var rows of 4 spilled, 2026-11-28).
-STATE_SHORT_ROW_ACC_BYTES = 128
+#: ... their accumulators a thread at most this many bytes: a scalar's never reach it; a state's rows, one a thread
+#: before (H200, 256 MB: complex64 var rows of 4 140.7 -> 73.1 us, float16 var rows of 8 174.2 -> 85.2, float32
+#: argmax rows of 8 126.6 -> 81.2; at 256 complex64 rows of 2 ran 84.1 against 89.8, but float32 var rows of 4
+#: spilled, 2026-11-28).
+SHORT_ROW_ACC_BYTES = 128
 
 #: SPLIT_BLOCKS_PER_SM for those tiles (the Rosenbrock cost 133.0 -> 125.5 us at 3 -> 5, 2026-11-26).
 INPUTS_SPLIT_BLOCKS_PER_SM = 5

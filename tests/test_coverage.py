@@ -16,7 +16,7 @@ from kernels import config, policy
 from replay import Replay
 
 #: Small tuning numbers so that small shapes reach splits, grid-stride loops and tail tiles.
-SMALL = SimpleNamespace(BLOCK_THREADS=64, MAX_COL_SHARED_BYTES=8192, BLOCKS_PER_SM=8, LOAD_BYTES=16, MAX_TILE_ROWS=4, INPUTS_TILE_ROWS=2, INPUTS_SPLIT_BLOCKS_PER_SM=8, SHORT_ROW_VECTORS=4, STATE_SHORT_ROW_ACC_BYTES=64, MAX_TILE_ELEMENTS=32,
+SMALL = SimpleNamespace(BLOCK_THREADS=64, MAX_COL_SHARED_BYTES=8192, BLOCKS_PER_SM=8, LOAD_BYTES=16, MAX_TILE_ROWS=4, INPUTS_TILE_ROWS=2, INPUTS_SPLIT_BLOCKS_PER_SM=8, SHORT_ROW_VECTORS=4, SHORT_ROW_ACC_BYTES=64, MAX_TILE_ELEMENTS=32,
                         MIN_SPLIT_STEPS=1, INNER_SPLIT_MIN_STEPS=1, MAX_GRID_X=5, MAX_GRID_Y=65535, WARP_SIZE=32,
                         MAX_COL_THREADS=64, FLAT_RUN_MAX_STEPS=2, SPLIT_BLOCKS_PER_SM=8, MAX_COL_VEC=16,
                         MISALIGNED_COL_TILE_ROWS=3, STAGE_VECTORS=1, STAGE_VECTORS_DIRECT=2, STAGE_MAX_SLOTS=2, STAGE_MAX_STATE_SLOTS=2,
@@ -250,7 +250,7 @@ def test_short_rows_of_three_vectors_side_by_side_read_every_row_once(shape, ite
 @pytest.mark.parametrize("shape,itemsize", SHORT_ROW_CASES)
 def test_state_short_rows_side_by_side_read_every_row_once(shape, itemsize, acc_itemsize):
     """The same for a state (var, argmax, ...): as many rows a thread as a scalar's, no more than its
-    accumulators allow (STATE_SHORT_ROW_ACC_BYTES: SMALL's 64 bytes hold 4, 2 and 1 of these)."""
+    accumulators allow (SHORT_ROW_ACC_BYTES: SMALL's 64 bytes hold 4, 2 and 1 of these)."""
     view = np.empty(shape, f"u{itemsize}")
     axes, order = (len(shape) - 1,), list(range(len(shape) - 1))
     allowed = {16: 4, 32: 2, 48: 1}[acc_itemsize]

@@ -68,7 +68,7 @@ def test_states_over_short_rows_fold_several_a_thread(dtype, shape, axes):
         cfg = dispatch.launch_for(xd, poisoned_like(kept, f.out_dtype), axes, False, f).cfg
         rows = getattr(cfg, "rows", 1)  # (a staged plan's spans fold rows their own way)
         assert (cfg.kernel == "inner" and rows > 1) == whole, cfg
-        assert rows * f.acc_dtype.itemsize <= max(policy.STATE_SHORT_ROW_ACC_BYTES, f.acc_dtype.itemsize)
+        assert rows * f.acc_dtype.itemsize <= max(policy.SHORT_ROW_ACC_BYTES, f.acc_dtype.itemsize)
     for name in STATS:
         kwargs = {"ddof": 1} if name != "logsumexp" else {}
         check(name, _run(name, xd, axes, **kwargs), x, axes, ddof=kwargs.get("ddof", 0))

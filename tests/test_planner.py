@@ -710,7 +710,7 @@ def test_inputs_off_the_grid_take_short_tiles_on_warp_groups(blocks_per_sm):
 def test_short_aligned_rows_fold_several_a_thread(itemsize):
     """Rows of 1 to 4 whole 16-byte vectors on the grid fold ROWS a thread in ReduceInner (a tile of
     the row's vectors), SHORT_ROW_VECTORS loads in flight at most (a state's no more than
-    STATE_SHORT_ROW_ACC_BYTES of its accumulators hold), while the grid keeps a wave of blocks; rows
+    SHORT_ROW_ACC_BYTES of its accumulators hold), while the grid keeps a wave of blocks; rows
     off the grid, of bytes or with segments do not."""
     for vectors in (1, 2, 3, 4):
         width = vectors * 16 // itemsize
@@ -727,7 +727,7 @@ def test_short_aligned_rows_fold_several_a_thread(itemsize):
         for acc in (16, 32, 64):  # argmax's, a float var's, a complex var's
             state = plan(((1 << 28) // (width * itemsize), width), (1,), itemsize=itemsize, acc_itemsize=acc,
                          state=True)
-            assert state.kernel == "inner" and state.rows == min(cfg.rows, policy.STATE_SHORT_ROW_ACC_BYTES // acc)
+            assert state.kernel == "inner" and state.rows == min(cfg.rows, policy.SHORT_ROW_ACC_BYTES // acc)
         for other in (plan((1 << 20, width), (1,), itemsize=itemsize, acc_itemsize=8, in_misalign=8),
                       plan((1 << 18, 4, width), (1, 2), itemsize=itemsize, acc_itemsize=8,
                            strides=[8 * width, 2 * width, 1])):

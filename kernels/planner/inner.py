@@ -22,9 +22,9 @@ def short_rows(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tu
     """Outputs a thread folds side by side (the kernel's ROWS) where every output is one short row of
     whole 16-byte vectors on the grid: 1 to 4 of them (a lane's tile, MAX_TILE_ROWS), of one input
     or several on the grid, no segments, elements of 2 bytes or more (1-byte rows fold 16 a thread,
-    staged). As many rows as keep SHORT_ROW_VECTORS loads in flight, a state's no more than its
-    accumulators allow (STATE_SHORT_ROW_ACC_BYTES), while the grid keeps a wave of blocks (mid-sized
-    inputs take fewer); else 1. A lane on one such row alone holds 16-64 bytes in flight, too few to
+    staged). As many rows as keep SHORT_ROW_VECTORS loads in flight and their accumulators within
+    SHORT_ROW_ACC_BYTES (a state's fewer), while the grid keeps a wave of blocks (mid-sized inputs
+    take fewer); else 1. A lane on one such row alone holds 16-64 bytes in flight, too few to
     keep the memory busy (policy.py)."""
     if not layout.inner_reduced or len(layout.red) != 1 or not traits.vector_loads:
         return 1
@@ -36,10 +36,8 @@ def short_rows(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tu
             or not aligned(layout.in_base, [d.in_stride for d in layout.kept], itemsize, tuning.LOAD_BYTES)):
         return 1
     waves = ceil(layout.num_out, tuning.BLOCK_THREADS) // budget.resident(sm_count, tuning)
-    rows = min(pow2_at_most(tuning.SHORT_ROW_VECTORS // vectors), pow2_at_most(max(1, waves)))
-    if traits.state:
-        rows = min(rows, pow2_at_most(max(1, tuning.STATE_SHORT_ROW_ACC_BYTES // traits.acc_itemsize)))
-    return rows
+    most = min(tuning.SHORT_ROW_VECTORS // vectors, tuning.SHORT_ROW_ACC_BYTES // traits.acc_itemsize, waves)
+    return pow2_at_most(max(1, most))
 
 
 @dataclass(frozen=True)
