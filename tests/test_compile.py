@@ -30,10 +30,11 @@ nvrtc = pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
 #: columns, several reduced dims, short runs walked flat, 64-bit indexing, short odd runs and
 #: columns staged through shared memory (direct, split, several slots), misaligned columns,
 #: columns of 1 and 2 reduced rows (tiles that short), rows of 2 (a thread folds several side by
-#: side) and of 8 (16-64 bytes: several a thread in ReduceInner), long odd rows (a 1-byte `any` /
-#: `all` folds them as words, a whole block on one row, and short ones 16 a thread where they lie
-#: on the 16-byte grid), and odd columns a thread each, side by side in rows of threads that do not
-#: divide the block, and wide odd 1-byte columns read four a word from the aligned words around them.
+#: side), of 8 and of 12 (16-64 bytes: several a thread in ReduceInner, 48-byte rows in tiles of 3
+#: vectors), long odd rows (a 1-byte `any` / `all` folds them as words, a whole block on one row, and
+#: short ones 16 a thread where they lie on the 16-byte grid), and odd columns a thread each, side by
+#: side in rows of threads that do not divide the block, and wide odd 1-byte columns read four a word
+#: from the aligned words around them.
 VARIANTS = [
     ((4096, 64), None, (1,)),
     ((4096, 4096), None, (1,)),
@@ -50,6 +51,7 @@ VARIANTS = [
     ((1 << 20, 7), None, (1,)),
     ((1 << 20, 2), None, (1,)),
     ((1 << 22, 8), None, (1,)),
+    ((1 << 22, 12), None, (1,)),
     ((1 << 20, 7), None, (0,)),
     ((1 << 14, 7, 5), None, (1,)),
     ((4096, 33, 7), None, (0, 2)),
