@@ -260,10 +260,8 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
   constexpr int kSideRows = kSlotsSideBySide && NY > SLOTS ? NY / SLOTS : 1;
   // Rows of partials a thread loads a round of the split combine: 64 bytes of accumulators (16 float32
   // ones, 8 float64: a float32 sum's float64 ones, 16 at a time, held float32 split kernels at 80
-  // registers where 64 fit), at least one row; one row for a state wider than 32 bytes
-  // (policy.STAGE_MAX_ACC_BYTES).
-  constexpr int kPartialRows =
-      kDirect || sizeof(Acc) > 32 || sizeof(Acc) * SLOTS > 64 ? 1 : static_cast<int>(64 / (sizeof(Acc) * SLOTS));
+  // registers where 64 fit), at least one row (a state wider than 32 bytes: one).
+  constexpr int kPartialRows = kDirect || sizeof(Acc) * SLOTS > 64 ? 1 : static_cast<int>(64 / (sizeof(Acc) * SLOTS));
 
   const IndexT split = blockIdx.y;
   const IndexT s_begin = split * static_cast<IndexT>(p.stages_per_split);
