@@ -80,6 +80,10 @@ MAX_TILE_ELEMENTS = 32
 #: Splits fill the grid up to SM count x this (higher_16Mx16 361.5 -> 350.6 us at 8 -> 3, 2026-11-22).
 SPLIT_BLOCKS_PER_SM = 3
 
+#: SPLIT_BLOCKS_PER_SM for ReduceInner's splits, rows of few outputs and whole reductions (float32
+#: logsumexp of (200, 335544) 106.8 -> 78.6 us at 3 -> 4, kernel alone; none slower than 0.975x, 2026-11-29).
+INNER_SPLIT_BLOCKS_PER_SM = 4
+
 #: Full tile steps a split block gets at least (16 dependent trips cost a 4 MB column sum 10 us, 2026-11-22).
 MIN_SPLIT_STEPS = 1
 

@@ -192,11 +192,13 @@ def test_split_only_when_outputs_cannot_fill_the_gpu():
     assert plan((1 << 16, 4096), (0,)).num_splits > 1  # 32 column tiles only
     # rows of two tile steps: a split's fixed cost is more than the round trip it saves
     assert plan((1024, 1024), (1,)).num_splits == 1 and plan((64, 1 << 16), (1,)).num_splits > 1
-    # splits stop near SPLIT_BLOCKS_PER_SM blocks per SM: that many keep the memory busy
+    # splits stop near SPLIT_BLOCKS_PER_SM blocks per SM (ReduceInner's: INNER_SPLIT_BLOCKS_PER_SM):
+    # that many keep the memory busy
     assert plan((256, 1024, 256), (1,)).num_splits == 1  # 512 column tiles
-    for shape, axes in (((1 << 24, 16), (0,)), ((1 << 28,), (0,)), ((128, 64, 56, 56), (0, 2, 3))):
+    for shape, axes in (((1 << 24, 16), (0,)), ((1 << 28,), (0,)), ((128, 64, 56, 56), (0, 2, 3)), ((16, 1 << 24), (1,))):
         cfg = plan(shape, axes)
-        assert 132 * policy.SPLIT_BLOCKS_PER_SM * 0.9 <= cfg.grid[0] * cfg.num_splits <= 132 * policy.SPLIT_BLOCKS_PER_SM
+        per_sm = policy.INNER_SPLIT_BLOCKS_PER_SM if cfg.kernel == "inner" else policy.SPLIT_BLOCKS_PER_SM
+        assert 132 * per_sm * 0.9 <= cfg.grid[0] * cfg.num_splits <= 132 * per_sm, (shape, cfg.kernel)
 
 
 def _combine_rounds(cfg, per_round: int) -> int:
@@ -699,7 +701,7 @@ def test_inputs_off_the_grid_take_short_tiles_on_warp_groups(blocks_per_sm):
         limit = 132 * min(policy.INPUTS_SPLIT_BLOCKS_PER_SM, blocks_per_sm or policy.BLOCKS_PER_SM)
         assert off.grid[0] * off.num_splits <= max(limit, off.grid[0])
     on, off = both((89_999_999,), (1,), (0,))
-    if (blocks_per_sm or policy.BLOCKS_PER_SM) > policy.SPLIT_BLOCKS_PER_SM:
+    if (blocks_per_sm or policy.BLOCKS_PER_SM) > policy.INNER_SPLIT_BLOCKS_PER_SM:
         assert off.num_splits > on.num_splits
     on, off = both((1 << 20, 65), (66, 1), (1,))  # rows of 65: a group of 8 lanes
     assert off == on and off.lanes < policy.WARP_SIZE and not off.shared_lanes

@@ -91,6 +91,10 @@ class _Rows:
             return t.STATE_BLOCK_ROW_STEPS
         return t.WIDE_ACC_BLOCK_ROW_STEPS if self.traits.acc_itemsize > 4 and not few else 1
 
+    def split_target(self) -> int:
+        """The grid splits fill up to (INNER_SPLIT_BLOCKS_PER_SM a SM, at most the resident)."""
+        return self.budget.split_target(self.sm_count, self.tuning, self.tuning.INNER_SPLIT_BLOCKS_PER_SM)
+
     def group(self, walk: int, ny: int) -> Tuple[int, int]:
         """(lanes, row blocks) for an output group walking `walk` vectors per pass: lanes enough for a
         step each, a state's for STATE_LANE_STEPS steps each (each lane more is a round of state
@@ -100,7 +104,7 @@ class _Rows:
         `block_row_steps`) (policy.py)."""
         t, block = self.tuning, self.tuning.BLOCK_THREADS
         lanes = self.lanes(walk, ny, t.STATE_LANE_STEPS if self.traits.state else 1)
-        if self.traits.state and ceil(self.layout.num_out, block // lanes) < self.budget.split_target(self.sm_count, t):
+        if self.traits.state and ceil(self.layout.num_out, block // lanes) < self.split_target():
             lanes = self.lanes(walk, ny, 1)  # outputs too few to fill the GPU: lanes share rows, not splits
         row_blocks = ceil(self.layout.num_out, block // lanes)
         few = row_blocks < self.budget.resident(self.sm_count, t)  # warps an output leave the GPU short
@@ -154,7 +158,7 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) 
         lanes, row_blocks = rows.group(rows.vectors, ny)
     if not flat:  # rows of fewer vectors than a step: no more rows in flight than a lane has (registers)
         ny = min(ny, pow2_at_least(ceil(rows.vectors, lanes)))
-    shared_lanes, split_target = False, budget.split_target(sm_count, tuning)
+    shared_lanes, split_target = False, rows.split_target()
     if traits.inputs_off_grid and vec > 1 and not flat:
         shared_ny = min(ny, tuning.INPUTS_TILE_ROWS)
         shared = rows.group(rows.vectors, shared_ny)
