@@ -107,6 +107,14 @@ MIN_WAVE_FILL = 0.8
 
 # --- ReduceOuter -----------------------------------------------------------------------------------
 
+#: ReduceOuter takes ragged rows of threads over every column where they keep this many times the
+#: threads busy that tiles of a power of two keep (at 1.5 or more, 17-47 vectors: 0.61-1.01x, float32
+#: argmax (508400, 132) 154.9 -> 93.7 us; at 1.25, 50 vectors: 0.84-1.16x; H200, kernel alone, 2026-11-29)...
+OUTER_RAGGED_MIN_GAIN = 1.5
+#: ... and each of their blocks walks this many steps at least (splits of 1-3 steps: 0.89-1.29x,
+#: float32 logsumexp (15420, 68) 16.8 -> 21.6 us; of 4 or more: 0.61-1.01x).
+OUTER_RAGGED_MIN_STEPS = 4
+
 #: The most threads side by side (BX): a warp's 32 x 16 bytes, a 512-byte run per reduced row (2026-11-22).
 MAX_COL_THREADS = 32
 

@@ -62,6 +62,8 @@ VARIANTS = [
     ((1 << 16, 17), None, (0,)),
     ((1 << 14, 65), None, (0,)),
     ((1 << 12, 2047), None, (0,)),
+    ((300, 256, 68), None, (1,)),  # ReduceOuter's ragged rows of threads (17 and 34 wide)
+    ((100_000, 33), None, (0,)),  # ... 33 wide, split (complex var)
 ]
 
 SPECS = [(op, kps.NONE) for op in kps.REDUCE_OPS] + [(kps.ADD, kps.MEAN)]

@@ -77,6 +77,37 @@ def test_states_over_short_rows_fold_several_a_thread(dtype, shape, axes):
     np.testing.assert_array_equal(cp.asnumpy(ops.reduce_argmax(xd, axis=axis)), np.argmax(x, axis=axis))
 
 
+#: Columns that ReduceOuter takes in ragged rows of threads (kernels/planner/outer.py, `_ragged_lanes`):
+#: float32 sums in rows of 17 vectors and var in rows of 34, float64 sums and var in rows of 34.
+RAGGED_CASES = [(np.dtype(np.float32), (300, 256, 68), (1,)), (np.dtype(np.float64), (300, 256, 68), (1,)),
+                (np.dtype(np.float32), (20_000, 5, 68), (0, 1))]
+
+
+@pytest.mark.parametrize("dtype,shape,axes", RAGGED_CASES, ids=str)
+def test_columns_in_ragged_rows_of_threads(dtype, shape, axes):
+    """ReduceOuter's threads side by side over every column in one tile, in rows that do not divide
+    the block: the threads past the last whole row read and write nothing. The sum, every state and
+    argmax against NumPy, from poisoned outputs, repeats bit-identical; the sum's or the variance's
+    plan is ragged."""
+    x = data(shape, dtype, "sum", np.random.default_rng(abs(hash((dtype.name, shape))) % 2**32))
+    xd = cp.asarray(x)
+    kept = tuple(n for i, n in enumerate(shape) if i not in axes)
+    lanes = []
+    for op, epilogue in ((kps.ADD, kps.NONE), (kps.WELFORD, kps.variance(0))):
+        f = kps.resolve(op, kps.IDENTITY, epilogue, dtype)
+        cfg = dispatch.launch_for(xd, poisoned_like(kept, f.out_dtype), axes, False, f).cfg
+        lanes.append(cfg.lanes if cfg.kernel == "outer" else 0)
+    assert any(n and policy.BLOCK_THREADS % n for n in lanes), lanes
+    fresh = ops.reduce_sum(xd, axis=axes)
+    poison_pool(fresh.nbytes)
+    np.testing.assert_array_equal(cp.asnumpy(fresh), cp.asnumpy(ops.reduce_sum(xd, axis=axes)))
+    check_op("sum", cp.asnumpy(fresh), x, axes)
+    for name in STATS:
+        kwargs = {"ddof": 1} if name != "logsumexp" else {}
+        check(name, _run(name, xd, axes, **kwargs), x, axes, ddof=kwargs.get("ddof", 0))
+    np.testing.assert_array_equal(cp.asnumpy(ops.reduce_argmax(xd, axis=axes[0])), np.argmax(x, axis=axes[0]))
+
+
 @pytest.mark.parametrize("shape,axes", PATH_SHAPES, ids=str)
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
 def test_mean_and_variance_from_one_call(dtype, shape, axes):

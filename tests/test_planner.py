@@ -735,3 +735,33 @@ def test_short_aligned_rows_fold_several_a_thread(itemsize):
                            strides=[8 * width, 2 * width, 1])):
             assert getattr(other, "rows", 1) == 1, other
     assert getattr(plan((1 << 22, 16), (1,), itemsize=1, acc_itemsize=8), "rows", 1) == 1
+
+
+def test_columns_take_ragged_rows_of_threads_where_they_pay():
+    """ReduceOuter takes every column in one tile of threads side by side, in rows that need not
+    divide the block, where that keeps OUTER_RAGGED_MIN_GAIN times the threads busy that tiles of a
+    power of two keep and each block still walks OUTER_RAGGED_MIN_STEPS steps (outer.py)."""
+    def busy(cfg, vectors):
+        return vectors / (cfg.col_tiles * cfg.lanes) * (cfg.block // cfg.lanes) * cfg.lanes / cfg.block
+
+    cfg = plan((300, 256, 68), (1,))  # 17 vectors: one tile of 17 x 15 threads, not two of 32 x 8
+    assert (cfg.kernel, cfg.lanes, cfg.col_tiles) == ("outer", 17, 1) and busy(cfg, 17) > 0.99
+    for shape, axes in (((400, 240, 33), (1,)), ((100_000, 33), (0,))):  # complex var, a column a thread
+        cfg = plan(shape, axes, itemsize=8, acc_itemsize=64, state=True)
+        assert (cfg.kernel, cfg.lanes, cfg.col_tiles) == ("outer", 33, 1), shape
+        steps = cfg.rows_per_split // (cfg.block // cfg.lanes * cfg.ny)
+        assert steps >= policy.OUTER_RAGGED_MIN_STEPS
+    # fewer rows: splits of a step or two stay in tiles of 32
+    cfg = plan((40_000, 33), (0,), itemsize=8, acc_itemsize=64, state=True)
+    assert cfg.lanes == 32 and cfg.col_tiles == 2
+    # 66 vectors: rows of 66 keep 198 threads busy against 66 of 96 in three tiles of 32, too little
+    cfg = plan((1 << 20, 132), (0,), acc_itemsize=32, state=True)
+    assert cfg.kernel == "outer" and cfg.vec == 2 and policy.BLOCK_THREADS % cfg.lanes == 0
+    ragged = 0
+    for width in range(17, 300):  # any ragged tile: more than half a warp, at most a block, every column
+        cfg = plan((1 << 20, width), (0,), itemsize=8, acc_itemsize=64, state=True)
+        if cfg.kernel == "outer" and policy.BLOCK_THREADS % cfg.lanes:
+            assert policy.WARP_SIZE // 2 < cfg.lanes <= policy.BLOCK_THREADS and cfg.col_tiles == 1
+            assert cfg.lanes * cfg.vec >= width
+            ragged += 1
+    assert ragged >= 10

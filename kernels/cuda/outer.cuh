@@ -1,7 +1,9 @@
 // ReduceOuter: the innermost dim is kept (`higher`, and `any` reductions ending in a kept dim) and
 // wide enough for 16-byte loads along it: BX threads side by side take VEC adjacent outputs each (one
 // 16-byte load per row where rows are aligned; else a column each, element by element, with more
-// rows in flight), BLOCK / BX rows of threads split the reduced rows and meet in shared memory.
+// rows in flight), BLOCK / BX rows of threads split the reduced rows and meet in shared memory. A BX
+// that does not divide BLOCK (more than half a warp: every column of a row in one tile of 33) leaves
+// the threads past the last whole row of threads out of the loads.
 #pragma once
 
 #include "params.cuh"
@@ -78,7 +80,8 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceOuter(const OuterPara
   using Elem = typename kps::Select<ShiftedWords, unsigned, Tin>::type;
   constexpr int kBY = BLOCK / BX;
   constexpr IndexT kStep = static_cast<IndexT>(kBY) * NY;  // rows per step
-  __shared__ Acc smem[VEC * BLOCK];
+  constexpr bool kRagged = BLOCK % BX != 0;  // threads past the kBY rows: no columns (kps::BlockReduceY)
+  __shared__ Acc smem[VEC * kps::kBlockRowsY<BX, BLOCK> * BX];
   const kps::Ptr<Tin> x = kps::PtrOf<Tin>::Make(p.x, p.more_inputs);
   Tout* y = static_cast<Tout*>(p.y);
   Acc* partials = static_cast<Acc*>(p.partials);
@@ -93,7 +96,8 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceOuter(const OuterPara
   for (IndexT tile = blockIdx.x; tile < p.num_tiles; tile += gridDim.x) {  // uniform per block
     const IndexT outer = kps::DivBy<IndexT>(tile, p.col_tiles, p.col_tiles_magic);
     const IndexT col = ((tile - outer * static_cast<IndexT>(p.col_tiles)) * BX + tx) * VEC;
-    const int ncols = col < p.inner_len ? static_cast<int>(min(static_cast<long long>(VEC), p.inner_len - col)) : 0;
+    const int ncols = (!kRagged || ty < kBY) && col < p.inner_len
+        ? static_cast<int>(min(static_cast<long long>(VEC), p.inner_len - col)) : 0;
     long long in_off = 0, out_off = 0;
     p.kept.Get(outer, in_off, out_off);
     const kps::Ptr<Tin> src = x + in_off + col * p.inner_in_stride;

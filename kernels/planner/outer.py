@@ -70,6 +70,19 @@ def _block(cols: Layout, traits: Traits, budget: Budget, tuning):
     return tile, col_threads(pow2_at_least(ceil(cols.kept[-1].size, tile.vec)), cols.num_red, tile.ny, tuning)
 
 
+def _ragged_lanes(vectors: int, bx: int, tuning) -> int:
+    """Threads side by side over every one of `vectors` columns of vectors in one tile, rows of
+    threads that need not divide the block (kernels/cuda/outer.cuh), where they are more than half a
+    warp, at most a block, and keep OUTER_RAGGED_MIN_GAIN times the share of the block's threads busy
+    that tiles of `bx` keep (33 columns: 231 of 256 threads in rows of 33, against 33 of 64 in two
+    tiles of 32); 0 where tiles of `bx` stay."""
+    block = tuning.BLOCK_THREADS
+    if not tuning.WARP_SIZE // 2 < vectors <= block:
+        return 0
+    busy = {lanes: vectors / (ceil(vectors, lanes) * lanes) * (block // lanes) * lanes / block for lanes in (bx, vectors)}
+    return vectors if busy[vectors] >= tuning.OUTER_RAGGED_MIN_GAIN * busy[bx] else 0
+
+
 def busy_share(layout: Layout, traits: Traits, budget: Budget, tuning) -> float:
     """The share of a block's threads that have columns and rows to fold: under 1 where the columns
     leave threads of the last tile without one, or the reduced rows are fewer than one step of the
@@ -99,32 +112,55 @@ def _row_splits(num_tiles: int, step: int, num_red: int, resident: int, split_ta
     return (num_red if num_splits == 1 else rows_per_split), num_splits
 
 
+class _Grid(NamedTuple):
+    """Tiles of `lanes` threads side by side over the columns, and the reduced rows' splits."""
+
+    lanes: int
+    col_tiles: int
+    num_tiles: int
+    rows_per_split: int
+    num_splits: int
+
+
+def _grid(cols: Layout, lanes: int, tile: _Tile, split_target: int, resident: int, tuning) -> _Grid:
+    col_tiles = ceil(cols.kept[-1].size, lanes * tile.vec)
+    num_tiles = size_of(cols.kept[:-1]) * col_tiles
+    step = tuning.BLOCK_THREADS // lanes * tile.ny
+    return _Grid(lanes, col_tiles, num_tiles, *_row_splits(num_tiles, step, cols.num_red, resident, split_target, tuning))
+
+
 def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) -> OuterPlan:
     """ReduceOuter's launch. A heavy state keeps HEAVY_COL_MIN_BLOCKS blocks resident (while the
     budget bounds it), and its splits fill whole waves of them: its resident blocks hide the
-    combine's work."""
+    combine's work. Ragged rows of threads (`_ragged_lanes`) where each block still walks
+    OUTER_RAGGED_MIN_STEPS steps: their one tile of columns needs more splits than tiles of a power
+    of two, and a split of a step or two costs more than the idle threads it saves."""
     cols = layout.as_shifted_words() if shifts_words(layout, traits, tuning) else layout
     inner, outer, num_red = cols.kept[-1], cols.kept[:-1], cols.num_red
     heavy = traits.heavy and budget.heavy_bound
-    (vec, ny, vec_in, vec_out), bx = _block(cols, traits, budget, tuning)
-    block = tuning.BLOCK_THREADS
-    by = block // bx
-    col_tiles = ceil(inner.size, bx * vec)
-    num_tiles = size_of(outer) * col_tiles
+    tile, bx = _block(cols, traits, budget, tuning)
+    vec, ny, block = tile.vec, tile.ny, tuning.BLOCK_THREADS
     split_target = budget.split_target(sm_count, tuning)
     if heavy:
         split_target = sm_count * max(budget.blocks_per_sm, tuning.HEAVY_COL_MIN_BLOCKS)
-    rows_per_split, num_splits = _row_splits(num_tiles, by * ny, num_red, budget.resident(sm_count, tuning),
-                                             split_target, tuning)
+    resident = budget.resident(sm_count, tuning)
+    grid = _grid(cols, bx, tile, split_target, resident, tuning)
+    ragged = _ragged_lanes(ceil(inner.size, vec), bx, tuning)
+    if ragged:
+        wide = _grid(cols, ragged, tile, split_target, resident, tuning)
+        if wide.rows_per_split >= tuning.OUTER_RAGGED_MIN_STEPS * (block // ragged) * ny:
+            grid = wide
     # a round of the combine: each row of threads' partial rows (kps::kPartialRows: one for a state,
     # else the tile's)
-    group = split_group(num_splits, by * (1 if traits.state else ny), min(num_tiles, tuning.MAX_GRID_X), tuning)
+    per_round = block // grid.lanes * (1 if traits.state else ny)
+    group = split_group(grid.num_splits, per_round, min(grid.num_tiles, tuning.MAX_GRID_X), tuning)
     return OuterPlan(
         reduce_type=layout.reduce_type, kept=outer, red=cols.red, inner=inner,
-        index_bits=index_bits(layout.extent, layout.out_extent, cols.num_out, num_red, num_splits * cols.num_out),
-        vec=vec, ny=ny, lanes=bx, grid=(min(num_tiles, tuning.MAX_GRID_X), num_splits), num_splits=num_splits,
-        rows_per_split=rows_per_split, col_tiles=col_tiles, num_tiles=num_tiles,
-        vec_in=vec_in, vec_out=vec_out, words=False, word_columns=cols.word_columns, shifted_words=cols.shifted_words,
+        index_bits=index_bits(layout.extent, layout.out_extent, cols.num_out, num_red, grid.num_splits * cols.num_out),
+        vec=vec, ny=ny, lanes=grid.lanes, grid=(min(grid.num_tiles, tuning.MAX_GRID_X), grid.num_splits),
+        num_splits=grid.num_splits, rows_per_split=grid.rows_per_split, col_tiles=grid.col_tiles,
+        num_tiles=grid.num_tiles, vec_in=tile.vec_in, vec_out=tile.vec_out, words=False,
+        word_columns=cols.word_columns, shifted_words=cols.shifted_words,
         min_blocks=tuning.HEAVY_COL_MIN_BLOCKS if heavy else 0, split_group=group,
         one_row=num_red == 1 and ny == 1 and not cols.shifted_words,
         in_offset=cols.in_offset, num_out=cols.num_out, num_red=num_red, block=block, index_offset=cols.index_offset,
