@@ -158,7 +158,9 @@ STAGE_MAX_ACC_BYTES = 32
 #: ... and in spans of whole reductions, which keep no slots in shared memory: complex Welford's 64
 #: (complex64 var over rows of 2, 3, 5: 269, 256, 203 -> 153, 134, 116 us, H100, 2026-11-28)...
 STAGE_MAX_DIRECT_ACC_BYTES = 64
-#: ... over reduced runs of at most this (rows of 127 level, of 165 and 255 5-9% slower staged, 2026-11-28).
+#: ... and a slot a thread over reduced runs of at most this (rows of 127 level, of 165 and 255 5-9% slower
+#: staged, 2026-11-28; split spans of few outputs: complex64 var over (2236962, 3, 5), axes (0, 2), 7243.8
+#: -> 111.6 us, H200, kernel alone, 2026-11-29).
 STAGE_WIDE_MAX_RUN_BYTES = 1024
 #: ... and across kept columns, a slot a thread (16 KB of slots beside the span; complex64 var
 #: (N, 3, 5) over axis 1: 33 -> 1191 GB/s, H200, 2026-11-28)...

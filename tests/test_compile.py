@@ -64,6 +64,7 @@ VARIANTS = [
     ((1 << 12, 2047), None, (0,)),
     ((300, 256, 68), None, (1,)),  # ReduceOuter's ragged rows of threads (17 and 34 wide)
     ((100_000, 33), None, (0,)),  # ... 33 wide, split (complex var)
+    ((100_000, 3, 5), None, (0, 2)),  # complex var's split staged spans, a slot a thread
 ]
 
 SPECS = [(op, kps.NONE) for op in kps.REDUCE_OPS] + [(kps.ADD, kps.MEAN)]

@@ -149,21 +149,24 @@ def test_every_complex_kernel_compiles_for_sm_90():
 
 def test_the_widest_states_take_the_kernels_that_hold_them():
     """complex Welford's 64-byte state is staged in spans of whole reductions, which keep no slots
-    in shared memory (policy.STAGE_MAX_DIRECT_ACC_BYTES), and across kept columns over a few rows a
-    slot a thread (STAGE_WIDE_STATE_SLOTS); four slots of it beside a span would overflow shared
-    memory (policy.STAGE_MAX_ACC_BYTES). float64 Welford's 32 bytes take every span."""
+    in shared memory (policy.STAGE_MAX_DIRECT_ACC_BYTES), in split spans over short reduced runs a
+    slot a thread (STAGE_WIDE_MAX_RUN_BYTES), and across kept columns over a few rows a slot a thread
+    (STAGE_WIDE_STATE_SLOTS); four slots of it beside a span would overflow shared memory
+    (policy.STAGE_MAX_ACC_BYTES), so its wide columns of many rows take ReduceOuter. float64
+    Welford's 32 bytes take every span."""
     cfg = config.plan((4001, 3, 5), [15, 5, 1], (1,), [5, 1], 8, 8, 132, acc_itemsize=64, state=True)
     assert cfg.kernel == "staged" and not cfg.stage.direct and cfg.stage.slots_per_thread == 1
-    for shape, axes, direct in (((2003, 3), (1,), True), ((60001, 3), (0,), False), ((401, 16, 11), (0, 2), False)):
+    for shape, axes, direct, wide_staged in (((2003, 3), (1,), True, True), ((60001, 3), (0,), False, False),
+                                             ((401, 16, 11), (0, 2), False, True)):
         strides = [int(np.prod(shape[i + 1:])) for i in range(len(shape))]
         kept = [n for i, n in enumerate(shape) if i not in axes]
         out_strides = [int(np.prod(kept[i + 1:])) for i in range(len(kept))]
         plans = {acc: config.plan(shape, strides, axes, out_strides, 8, 8, 132, acc_itemsize=acc, state=True)
                  for acc in (32, 64)}
         assert plans[32].kernel == "staged" and plans[32].stage.direct == direct, shape
-        assert (plans[64].kernel == "staged") == direct, (shape, plans[64].kernel)
-        if direct:
-            assert plans[64].stage.direct
+        assert (plans[64].kernel == "staged") == wide_staged, (shape, plans[64].kernel)
+        if wide_staged:
+            assert plans[64].stage.direct == direct and plans[64].stage.slots_per_thread <= 1
 
 
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])

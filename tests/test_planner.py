@@ -765,3 +765,15 @@ def test_columns_take_ragged_rows_of_threads_where_they_pay():
             assert cfg.lanes * cfg.vec >= width
             ragged += 1
     assert ragged >= 10
+
+
+def test_a_wide_state_over_short_runs_of_few_outputs_is_staged():
+    """Complex Welford's 64-byte state over many short reduced runs of a few outputs is staged a
+    slot a thread (ReduceInner would give each output one thread of its block), split across
+    blocks; over runs longer than STAGE_WIDE_MAX_RUN_BYTES it stays with ReduceInner."""
+    for shape, axes in (((100_000, 3, 5), (0, 2)), ((20_000, 3, 7, 5), (0, 1, 3))):
+        cfg = plan(shape, axes, itemsize=8, acc_itemsize=64, state=True)
+        assert cfg.kernel == "staged" and cfg.num_splits > 1, (shape, cfg)
+        assert cfg.stage.slots_per_thread == 1 and cfg.stage.num_slots == shape[-2] and not cfg.stage.direct
+    assert 200 * 8 > policy.STAGE_WIDE_MAX_RUN_BYTES
+    assert plan((100_000, 3, 200), (0, 2), itemsize=8, acc_itemsize=64, state=True).kernel == "inner"

@@ -115,7 +115,7 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) 
     if span is None or (not span.stage.word_folds and layout.inner_reduced
                         and layout.red[-1].size * layout.itemsize > tuning.STAGE_MAX_RUN_BYTES):
         return None
-    if traits.state and not _state_span(layout, traits, budget, span.stage, tuning):
+    if traits.state and not _state_span(layout, traits, budget, tuning):
         return None
     stage, grid, block = span.stage, span.grid, tuning.BLOCK_THREADS
     partials = stage.num_tiles * stage.num_slots * grid[1] if grid[1] > 1 else 0
@@ -139,19 +139,20 @@ def _wide_state(traits: Traits, tuning) -> bool:
     return traits.acc_itemsize > tuning.STAGE_MAX_ACC_BYTES
 
 
-def _state_span(layout: Layout, traits: Traits, budget: Budget, stage: Stage, tuning) -> bool:
+def _state_span(layout: Layout, traits: Traits, budget: Budget, tuning) -> bool:
     """Whether a state is staged in this span.
 
     Across kept columns: where ReduceOuter would read them in runs of one vector or off the 16-byte
     grid (a state of at most STAGE_MAX_ACC_BYTES), or where its block would leave most of its
     threads idle (few reduced rows under narrow columns: STAGE_STATE_OUTER_BUSY, and
     STAGE_WIDE_OUTER_BUSY for a wider state, staged a slot a thread). Along reduced runs: a state of
-    at most STAGE_MAX_ACC_BYTES, or a wider one in a span of whole reductions (its slots beside a
-    span overflow shared memory) of runs of at most STAGE_WIDE_MAX_RUN_BYTES (longer ones
-    ReduceInner reads faster)."""
+    at most STAGE_MAX_ACC_BYTES, or a wider one, a slot a thread, over runs of at most
+    STAGE_WIDE_MAX_RUN_BYTES (longer ones ReduceInner reads faster): in ReduceInner a few outputs
+    over many short runs keep a thread each (complex64 var over (2236962, 3, 5), axes (0, 2): three
+    threads of a block busy, 7.2 ms; staged, 112 us)."""
     small = not _wide_state(traits, tuning)
     if layout.inner_reduced:
-        return small or (stage.direct and layout.red[-1].size * layout.itemsize <= tuning.STAGE_WIDE_MAX_RUN_BYTES)
+        return small or layout.red[-1].size * layout.itemsize <= tuning.STAGE_WIDE_MAX_RUN_BYTES
     one_vector = layout.kept[-1].size * layout.itemsize <= tuning.STAGE_ALIGNED_RUN_BYTES
     if small and (one_vector or _misaligned(layout, tuning)):
         return True
