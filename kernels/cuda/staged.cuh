@@ -298,8 +298,9 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
     a = part[0];
   };
   bool looked = p.look.host == nullptr;  // (kps::LookAt)
-  // The count in a register: read from the parameters at each store, the epilogue's reciprocals of it
-  // (kps/statistics.py) were computed again for every output (float32 var rows of 3: 158.1 -> 127.0 us).
+  // The count in a register, for every store below: read from the parameters at each store, the
+  // epilogue's reciprocals of it (kps/statistics.py) were computed again for every output (float32
+  // var rows of 3: 158.1 -> 127.0 us).
   const long long count = p.count;
   auto store = [&](long long out_off, unsigned slot, Acc a) {
     const Tout out[1] = {Ep::Apply(a, count)};
@@ -343,7 +344,7 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
         StoreWordColumns<R, Ep, kAccs, BX, BLOCK>(static_cast<unsigned char*>(p.y) + p.kept.OutOffset(tile), acc,
                                                   reinterpret_cast<unsigned*>(smem), ty == 0 ? mine : 0,
                                                   static_cast<int>(p.num_slots), static_cast<int>(p.row_stride), head,
-                                                  p.count);
+                                                  count);
       }
     } else if (write && ty == 0) {
       const long long out_off = p.kept.OutOffset(tile);
@@ -392,7 +393,7 @@ __global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RN
         Acc a[16];
         FoldByteRows<R, Tr, ROW_BYTES>(a, reinterpret_cast<const Chunk*>(tile_in) + first / 16 * ROW_BYTES);
         if (vec_out && first + 16 <= num_slots) {
-          *reinterpret_cast<Chunk*>(out + first) = PackByteResults<Ep>(a, p.count);
+          *reinterpret_cast<Chunk*>(out + first) = PackByteResults<Ep>(a, count);
         } else {
 #pragma unroll
           for (int r = 0; r < 16; ++r) {
