@@ -113,20 +113,23 @@ def _row_splits(num_tiles: int, step: int, num_red: int, resident: int, split_ta
 
 
 class _Grid(NamedTuple):
-    """Tiles of `lanes` threads side by side over the columns, and the reduced rows' splits."""
+    """Tiles of `lanes` threads side by side over the columns, and the reduced rows' splits, each a
+    block's `steps` steps of its tile."""
 
     lanes: int
     col_tiles: int
     num_tiles: int
     rows_per_split: int
     num_splits: int
+    steps: int
 
 
 def _grid(cols: Layout, lanes: int, tile: _Tile, split_target: int, resident: int, tuning) -> _Grid:
     col_tiles = ceil(cols.kept[-1].size, lanes * tile.vec)
     num_tiles = size_of(cols.kept[:-1]) * col_tiles
     step = tuning.BLOCK_THREADS // lanes * tile.ny
-    return _Grid(lanes, col_tiles, num_tiles, *_row_splits(num_tiles, step, cols.num_red, resident, split_target, tuning))
+    rows_per_split, num_splits = _row_splits(num_tiles, step, cols.num_red, resident, split_target, tuning)
+    return _Grid(lanes, col_tiles, num_tiles, rows_per_split, num_splits, rows_per_split // step)
 
 
 def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) -> OuterPlan:
@@ -148,7 +151,7 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) 
     ragged = _ragged_lanes(ceil(inner.size, vec), bx, tuning)
     if ragged:
         wide = _grid(cols, ragged, tile, split_target, resident, tuning)
-        if wide.rows_per_split >= tuning.OUTER_RAGGED_MIN_STEPS * (block // ragged) * ny:
+        if wide.steps >= tuning.OUTER_RAGGED_MIN_STEPS:
             grid = wide
     # a round of the combine: each row of threads' partial rows (kps::kPartialRows: one for a state,
     # else the tile's)
