@@ -208,12 +208,13 @@ def test_ragged_column_lanes_follow_the_policy():
 
 #: Short aligned runs, walked flat: unsplit, split by runs, grid-stride, two segment dims.
 FLAT_CASES = [((5, 3, 8), (0, 2), 4), ((9, 4, 40), (0, 2), 2), ((64, 2, 32), (0, 2), 1), ((3, 5, 2, 6), (0, 1, 3), 8),
-              ((7, 300, 8), (0, 2), 4), ((40, 2, 3, 16), (0, 2, 3), 4), ((4, 3, 5, 2, 8), (0, 2, 4), 4)]
+              ((7, 300, 8), (0, 2), 4), ((40, 2, 3, 16), (0, 2, 3), 4), ((4, 3, 5, 2, 8), (0, 2, 4), 4),
+              ((7, 300, 5), (0, 2), 16), ((3, 5, 2, 3), (0, 1, 3), 16)]
 
 
 @pytest.mark.parametrize("shape,axes,itemsize", FLAT_CASES)
 def test_flat_runs_coverage(shape, axes, itemsize):
-    view = np.empty(shape, f"u{itemsize}")
+    view = np.empty(shape, f"u{itemsize}" if itemsize < 16 else "c16")
     seen = set()
     for sm_count, tuning in ((1, policy), (132, policy), (1, SMALL), (132, SMALL)):
         for indexed in (False, True):

@@ -269,12 +269,15 @@ def test_wide_tiles_of_short_runs_split_over_two_levels(inner, axes, itemsize):
 
 def test_short_aligned_runs_are_walked_flat():
     nchw = (128, 64, 56, 56)
-    for itemsize in (1, 2, 4, 8):
+    for itemsize in (1, 2, 4, 8, 16):
         cfg = plan(nchw, (0, 2, 3), itemsize=itemsize)
         vec = 16 // itemsize
         assert cfg.flat_runs and cfg.red_calc[-1] == Dim(3136 // vec, vec) and cfg.chunks == 1
         assert cfg.red_calc[:-1] == cfg.red and cfg.num_seg == 128
     assert plan((4096, 8, 64), (0, 2)).lanes == 256  # run by run it was 4 lanes, 7 of 8 groups idle
+    # a 16-byte element is a vector: runs of any length, lanes across the runs of a few outputs
+    odd = plan((1 << 20, 3, 5), (0, 2), itemsize=16)
+    assert odd.flat_runs and odd.lanes == 256 and odd.red_calc[-1] == Dim(5, 1)
     # not flat: one run per output, a misaligned start, runs of partial vectors, long runs
     assert not plan((1 << 20, 64), (1,)).flat_runs
     assert not plan(nchw, (0, 2, 3), in_misalign=4).flat_runs

@@ -144,14 +144,14 @@ class _Rows:
 
 def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) -> InnerPlan:
     """ReduceInner's launch. Short aligned runs are walked as one flat sequence of vectors (see
-    FLAT_RUN_MAX_STEPS); groups of a warp or more share the chunks of inputs off the first one's grid
+    FLAT_RUN_MAX_STEPS; a 16-byte element is a vector, so its runs of any length); groups of a warp or more share the chunks of inputs off the first one's grid
     between lanes, holding every input's loads of a tile at once: fewer rows a tile, more blocks."""
     inner, segs = layout.red[-1], layout.red[:-1]
     vec = tuning.LOAD_BYTES // layout.itemsize if traits.vector_loads and inner.in_stride == 1 and inner.size > 1 else 1
     rows = _Rows(layout, traits, budget, tuning, sm_count, vec)
     ny = budget.tile_rows(vec, tuning)
-    flat = (vec > 1 and rows.num_seg > 1 and inner.size % vec == 0
-            and aligned(layout.in_base, [d.in_stride for d in layout.kept + segs], layout.itemsize, tuning.LOAD_BYTES))
+    flat = (vec * layout.itemsize == tuning.LOAD_BYTES and inner.in_stride == 1 and rows.num_seg > 1
+            and inner.size % vec == 0 and aligned(layout.in_base, [d.in_stride for d in layout.kept + segs], layout.itemsize, tuning.LOAD_BYTES))
     lanes, row_blocks = rows.group(rows.vectors * rows.num_seg if flat else rows.vectors, ny)
     if flat and rows.vectors >= tuning.FLAT_RUN_MAX_STEPS * lanes * ny:
         flat = False
