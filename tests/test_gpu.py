@@ -146,6 +146,24 @@ def test_flat_runs(op, dtype, shape, axes, rng):
     check(op, run(op, _off_grid(x), axes), x, axes)
 
 
+#: Runs off the 16-byte grid under a few outputs, walked flat an element a load (kernels/planner/
+#: inner.py, `_walks_elements`): 8-byte elements in runs of 257 (past ReduceStaged's) and of 33 under
+#: two segment dims.
+ELEMENT_RUN_SHAPES = [((300, 5, 257), (0, 2)), ((40, 5, 9, 33), (0, 2, 3))]
+
+
+@pytest.mark.parametrize("shape,axes", ELEMENT_RUN_SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", [np.dtype(d) for d in ("float64", "int64")], ids=lambda d: d.name)
+@pytest.mark.parametrize("op", list(OPS))
+def test_runs_walked_an_element_a_load(op, dtype, shape, axes, rng):
+    cfg = _planned(shape, axes, dtype.itemsize)
+    assert cfg.kernel == "inner" and cfg.flat_runs and cfg.vec == 1
+    x = data(shape, dtype, op, rng)
+    if op == "prod":  # signs only, so no product leaves the dtype's range
+        x = np.where(rng.random(shape) < 0.5, -1, 1).astype(dtype)
+    check(op, run(op, cp.asarray(x), axes), x, axes)
+
+
 #: Rows of 1 to 4 whole 16-byte vectors, enough of them that ReduceInner folds several a thread
 #: (kernels/planner/inner.py, `short_rows`): 2 to 8 side by side, the last group ragged, and kept
 #: dims that step over the rows of a 3-d layout.

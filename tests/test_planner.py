@@ -283,6 +283,10 @@ def test_short_aligned_runs_are_walked_flat():
     assert not plan(nchw, (0, 2, 3), in_misalign=4).flat_runs
     assert not plan((64, 8, 3138), (0, 2)).flat_runs
     assert not plan((4, 3, 3136), (0, 2), strides=[9412, 3137, 1]).flat_runs  # the kept stride misaligns
+    # runs off the grid whose run-by-run walk idles all but one in `vec` of a step's loads: an element a load
+    odd = plan((1 << 14, 5, 257), (0, 2), itemsize=8)
+    assert odd.flat_runs and odd.vec == 1 and odd.lanes == 256 and odd.red_calc[-1] == Dim(257, 1)
+    assert not plan((1 << 14, 5, 257), (0, 2), itemsize=8, strides=[2 * 5 * 257, 2 * 257, 2]).flat_runs
     long_runs = 1024 * policy.FLAT_RUN_MAX_STEPS * 4  # floats: that many steps of 256 lanes x 4 vectors
     assert plan((8, 64, long_runs - 4), (0, 2)).flat_runs and not plan((8, 64, long_runs), (0, 2)).flat_runs
     # the kernel's reduced calculator gets the run's vectors as its innermost dim

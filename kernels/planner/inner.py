@@ -142,6 +142,16 @@ class _Rows:
         return dict(num_splits=num_splits, segs_per_split=per, chunks=chunks, chunk_len=chunk_len)
 
 
+def _walks_elements(rows: _Rows, lanes: int, ny: int) -> bool:
+    """Whether runs that are not whole vectors on the grid are walked flat an element a load: where
+    the run-by-run walk (`lanes` x `ny` vectors a step) leaves more than all but one in `vec` of its
+    loads idle, so element loads by every lane move more bytes. (A few outputs over runs of 129
+    complex64: a block an output, 65 of its 256 lanes busy.)"""
+    layout, vec = rows.layout, rows.vec
+    return (vec > 1 and rows.inner.in_stride == 1 and rows.num_seg > 1 and not layout.words
+            and rows.vectors * vec < lanes * ny)
+
+
 def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) -> InnerPlan:
     """ReduceInner's launch. Short aligned runs are walked as one flat sequence of vectors (see
     FLAT_RUN_MAX_STEPS; a 16-byte element is a vector, so its runs of any length); groups of a warp or more share the chunks of inputs off the first one's grid
@@ -156,6 +166,10 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) 
     if flat and rows.vectors >= tuning.FLAT_RUN_MAX_STEPS * lanes * ny:
         flat = False
         lanes, row_blocks = rows.group(rows.vectors, ny)
+    if not flat and _walks_elements(rows, lanes, ny):
+        vec, ny, flat = 1, budget.tile_rows(1, tuning), True
+        rows = _Rows(layout, traits, budget, tuning, sm_count, 1)
+        lanes, row_blocks = rows.group(rows.vectors * rows.num_seg, ny)
     if not flat:  # rows of fewer vectors than a step: no more rows in flight than a lane has (registers)
         ny = min(ny, pow2_at_least(ceil(rows.vectors, lanes)))
     shared_lanes, split_target = False, rows.split_target()
