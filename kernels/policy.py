@@ -198,11 +198,20 @@ STAGE_MAX_WIDE_COLUMN_BYTES = 512
 #: Aligned runs staged up to this (a run of one vector costs ReduceInner a shuffle a vector, 2026-11-23).
 STAGE_ALIGNED_RUN_BYTES = 16
 
-#: ... and aligned columns over too few rows for ReduceOuter (float16 6.8-19.7 -> 37-93%, 2026-11-27).
-STAGE_FEW_ROW_COLUMN_BYTES = 1024
+#: ... and aligned columns over too few rows for ReduceOuter (float16 6.8-19.7 -> 37-93%, 2026-11-27;
+#: 1024 -> 2048 bytes, H200, 256 MB: complex128 sums of 65 columns over 2 rows 289.8 -> 118.9 us, float64
+#: var of 256 over 3 rows 250.9 -> 91.7, float16 sums of 1024 over 3 rows 272.6 -> 202.0; 4096 slowed
+#: complex128 sums of 129-256 over 2 rows 0.84-0.92x, 2026-11-29).
+STAGE_FEW_ROW_COLUMN_BYTES = 2048
+#: ... over two rows of results narrower than 4 bytes (float16 sums of 1024 columns over 2 rows
+#: 206.9 -> 299.5 us staged, float32 sums of 512 184.5 -> 188.2, 2026-11-29).
+STAGE_FEW_ROW_NARROW_COLUMN_BYTES = 1024
 
-#: The smallest span in vectors a thread (a span of 7 x 7 floats ran at 12 GB/s, 2026-11-23).
-STAGE_MIN_SPAN_VECTORS_PER_THREAD = 1
+#: The smallest span in vectors a thread (a span of 7 x 7 floats ran at 12 GB/s, 2026-11-23; 1 -> 0.5:
+#: columns of 3-129 over 2 rows, ReduceOuter's block an outer index before, H200, 256 MB: float16 var
+#: 105768 -> 422 us, complex64 var 17758 -> 264, bool any 92584 -> 550, int8 sums 86618 -> 722,
+#: 2026-11-29).
+STAGE_MIN_SPAN_VECTORS_PER_THREAD = 0.5
 
 # --- ReduceStaged: folds ---------------------------------------------------------------------------
 

@@ -25,7 +25,8 @@ DTYPES = [np.dtype(t) for t in (np.float32, np.float16, np.float64, np.int32, np
 #: columns over a few rows between kept dims among them).
 PATH_SHAPES = ([((4096, 4096), (1,)), ((4096, 4096), (0,)), ((16, 1 << 20), (1,)), ((1 << 20, 16), (0,)),
                 ((1 << 22,), (0,)), ((64, 32, 3000), (0, 2)), ((4099, 1), (1,))] + FLAT_SHAPES
-               + STAGED_SHAPES[:8] + [((999, 3, 256), (1,)), ((1001, 5, 3, 16), (1,))])
+               + STAGED_SHAPES[:8] + [((999, 3, 256), (1,)), ((1001, 5, 3, 16), (1,))]
+               + [((30001, 2, 17), (1,))])  # (a state's narrow columns over two rows, staged)
 
 
 

@@ -474,13 +474,29 @@ def test_columns_of_few_rows_take_a_wide_row_of_threads(itemsize):
 def test_aligned_columns_over_too_few_rows_for_the_outer_tile_are_staged():
     """Kept columns of at most STAGE_FEW_ROW_COLUMN_BYTES, 16-byte aligned, over fewer reduced rows
     than a step of ReduceOuter's tile (128 float16 columns: 16 threads wide, 64 rows deep) are
-    staged; more rows and wider columns keep ReduceOuter."""
+    staged; more rows and wider columns keep ReduceOuter, and so do columns over 1024 bytes
+    (STAGE_FEW_ROW_NARROW_COLUMN_BYTES) over two rows of results narrower than 4 bytes."""
     for shape, itemsize in [((349525, 3, 128), 2), ((21845, 12, 512), 2), ((131072, 2, 256), 4),
-                            ((52428, 5, 256), 4), ((87381, 3, 1024), 1)]:
+                            ((52428, 5, 256), 4), ((87381, 3, 1024), 1), ((65536, 2, 512), 4), ((86037, 3, 65), 16)]:
         words = dict(folds_words=True, word_columns=True) if itemsize == 1 else {}  # a bool `any`
         assert plan(shape, (1,), itemsize=itemsize, **words).kernel == "staged", shape
-    for shape, itemsize in [((16384, 16, 512), 2), ((65536, 2, 512), 4), ((262144, 256), 4)]:
+    for shape, itemsize in [((16384, 16, 512), 2), ((32768, 2, 1024), 4), ((262144, 256), 4), ((65536, 2, 1024), 2)]:
         assert plan(shape, (len(shape) - 2,), itemsize=itemsize).kernel == "outer", shape
+    # 2048 bytes of columns: results of 4 bytes or more over two rows, narrower ones over three
+    assert plan((43690, 3, 1024), (1,), itemsize=2).kernel == "staged"
+
+
+def test_narrow_columns_over_two_rows_are_staged_at_half_a_vector_a_thread():
+    """Columns of 3-65 elements over two reduced rows, staged in spans of half a vector a thread
+    (STAGE_MIN_SPAN_VECTORS_PER_THREAD) where a state's slots or a 1-byte element's width leave no
+    whole vector: ReduceOuter would take a block an outer index for 34-260 elements. A span of 7 x 7
+    floats stays too small."""
+    for w in (3, 17, 65):
+        for itemsize, kw in ((2, dict(state=True, acc_itemsize=32)), (8, dict(state=True, acc_itemsize=64)),
+                             (1, dict(folds_words=True, word_columns=True)), (1, {})):
+            shape = ((64 << 20) // (2 * w * itemsize), 2, w)
+            assert plan(shape, (1,), itemsize=itemsize, **kw).kernel == "staged", (w, itemsize, kw)
+    assert plan((7, 7), (0,)).kernel != "staged"
 
 
 @pytest.mark.parametrize("itemsize", [2, 4, 8])

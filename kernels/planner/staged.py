@@ -63,7 +63,7 @@ def wants_stage(layout: Layout, traits: Traits, tuning) -> bool:
     if inner.in_stride != 1 or run_bytes > limit:
         return False
     return (run_bytes <= tuning.STAGE_ALIGNED_RUN_BYTES
-            or (not use_inner and _few_rows_for_columns(run_bytes, num_red, tuning))
+            or (not use_inner and _few_rows_for_columns(run_bytes, num_red, layout.out_itemsize, tuning))
             or (_misaligned(layout, tuning)
                 and (use_inner or itemsize < 4 or run_bytes <= tuning.STAGE_MAX_WIDE_COLUMN_BYTES
                      or _in_one_span(run_bytes, num_red, tuning))))
@@ -89,14 +89,17 @@ def _word_folds(layout: Layout, traits: Traits) -> bool:
     return traits.folds_words and layout.itemsize == 1 and layout.inner_reduced
 
 
-def _few_rows_for_columns(column_bytes: int, num_red: int, tuning) -> bool:
+def _few_rows_for_columns(column_bytes: int, num_red: int, out_itemsize: int, tuning) -> bool:
     """Whether kept columns of `column_bytes` (at most STAGE_FEW_ROW_COLUMN_BYTES, 16-byte
-    aligned) have fewer reduced rows than one step of ReduceOuter's tile takes (its rows of
-    threads, MAX_TILE_ROWS rows each): its block would leave rows of threads without a row
-    (policy.py)."""
+    aligned; STAGE_FEW_ROW_NARROW_COLUMN_BYTES over two rows of results narrower than 4 bytes,
+    whose stores then weigh half the reads) have fewer reduced rows than one step of ReduceOuter's
+    tile takes (its rows of threads, MAX_TILE_ROWS rows each): its block would leave rows of
+    threads without a row (policy.py)."""
     ny = tuning.MAX_TILE_ROWS
     bx = col_threads(pow2_at_least(ceil(column_bytes, tuning.LOAD_BYTES)), num_red, ny, tuning)
-    return column_bytes <= tuning.STAGE_FEW_ROW_COLUMN_BYTES and num_red < tuning.BLOCK_THREADS // bx * ny
+    narrow = num_red <= 2 and out_itemsize < 4
+    widest = tuning.STAGE_FEW_ROW_NARROW_COLUMN_BYTES if narrow else tuning.STAGE_FEW_ROW_COLUMN_BYTES
+    return column_bytes <= widest and num_red < tuning.BLOCK_THREADS // bx * ny
 
 
 def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) -> Optional[StagedPlan]:
