@@ -207,11 +207,12 @@ STAGE_FEW_ROW_COLUMN_BYTES = 2048
 #: 206.9 -> 299.5 us staged, float32 sums of 512 184.5 -> 188.2, 2026-11-29).
 STAGE_FEW_ROW_NARROW_COLUMN_BYTES = 1024
 
-#: The smallest span in vectors a thread (a span of 7 x 7 floats ran at 12 GB/s, 2026-11-23; 1 -> 0.5:
-#: columns of 3-129 over 2 rows, ReduceOuter's block an outer index before, H200, 256 MB: float16 var
-#: 105768 -> 422 us, complex64 var 17758 -> 264, bool any 92584 -> 550, int8 sums 86618 -> 722,
-#: 2026-11-29).
-STAGE_MIN_SPAN_VECTORS_PER_THREAD = 0.5
+#: The smallest span in vectors a thread (a span of 7 x 7 floats ran at 12 GB/s, 2026-11-23).
+STAGE_MIN_SPAN_VECTORS_PER_THREAD = 1
+#: ... of a span that holds its outputs' whole reductions (columns of 3-129 over 2 rows, where
+#: ReduceOuter took a block an outer index, H200, 256 MB, 1 -> 0.5: float16 var 105768 -> 422 us,
+#: complex64 var 17758 -> 264, bool any 92584 -> 550, int8 sums 86618 -> 722, 2026-11-29).
+STAGE_MIN_WHOLE_SPAN_VECTORS_PER_THREAD = 0.5
 
 # --- ReduceStaged: folds ---------------------------------------------------------------------------
 

@@ -488,14 +488,16 @@ def test_aligned_columns_over_too_few_rows_for_the_outer_tile_are_staged():
 
 def test_narrow_columns_over_two_rows_are_staged_at_half_a_vector_a_thread():
     """Columns of 3-65 elements over two reduced rows, staged in spans of half a vector a thread
-    (STAGE_MIN_SPAN_VECTORS_PER_THREAD) where a state's slots or a 1-byte element's width leave no
-    whole vector: ReduceOuter would take a block an outer index for 34-260 elements. A span of 7 x 7
-    floats stays too small."""
+    (STAGE_MIN_WHOLE_SPAN_VECTORS_PER_THREAD: the span holds their whole reductions) where a state's
+    slots or a 1-byte element's width leave no whole vector: ReduceOuter would take a block an outer
+    index for 34-260 elements. Spans that reduce over stages keep a vector a thread (4095 odd 1-byte
+    columns over 4M rows: ReduceOuter), and a span of 7 x 7 floats stays too small."""
     for w in (3, 17, 65):
         for itemsize, kw in ((2, dict(state=True, acc_itemsize=32)), (8, dict(state=True, acc_itemsize=64)),
                              (1, dict(folds_words=True, word_columns=True)), (1, {})):
             shape = ((64 << 20) // (2 * w * itemsize), 2, w)
             assert plan(shape, (1,), itemsize=itemsize, **kw).kernel == "staged", (w, itemsize, kw)
+    assert plan((4194304, 4095), (0,), itemsize=1).kernel == "outer"
     assert plan((7, 7), (0,)).kernel != "staged"
 
 

@@ -274,8 +274,11 @@ class _Staging:
             if lanes is None:
                 return None
             rows, bx, period = lanes
-        if rows * row.inner < block * self.vec * t.STAGE_MIN_SPAN_VECTORS_PER_THREAD:
-            return None  # too small a span (policy.py)
+        # too small a span (policy.py): one that holds its outputs' whole reductions may be smaller
+        whole = all(k for _, k in self.dims[:row.index]) and (row.kept or rows == row.dim.size)
+        least = t.STAGE_MIN_WHOLE_SPAN_VECTORS_PER_THREAD if whole else t.STAGE_MIN_SPAN_VECTORS_PER_THREAD
+        if rows * row.inner < block * self.vec * least:
+            return None
         num_slots = period or row.slots_per_row * (rows if row.kept else 1)
         slots_per_thread = 0 if direct else pow2_at_least(ceil(num_slots, bx))
         chunk = Dim(ceil(row.dim.size, rows), rows * row.dim.in_stride, rows * row.dim.out_stride)
