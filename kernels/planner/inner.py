@@ -143,30 +143,31 @@ class _Rows:
 
 
 def _walks_elements(rows: _Rows, lanes: int, ny: int) -> bool:
-    """Whether runs that are not whole vectors on the grid are walked flat an element a load: where
-    the run-by-run walk (`lanes` x `ny` vectors a step) leaves more than all but one in `vec` of its
-    loads idle, so element loads by every lane move more bytes. (A few outputs over runs of 129
-    complex64: a block an output, 65 of its 256 lanes busy.)"""
-    layout, vec = rows.layout, rows.vec
-    return (vec > 1 and rows.inner.in_stride == 1 and rows.num_seg > 1 and not layout.words
-            and rows.vectors * vec < lanes * ny)
+    """Whether contiguous runs that are not whole vectors on the grid are walked flat an element a
+    load: where the run-by-run walk (`lanes` x `ny` vectors a step) leaves more than all but one in
+    `vec` of its loads idle, so element loads by every lane move more bytes. (A few outputs over
+    runs of 129 complex64: a block an output, 65 of its 256 lanes busy.)"""
+    return rows.vec > 1 and not rows.layout.words and rows.vectors * rows.vec < lanes * ny
 
 
 def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) -> InnerPlan:
     """ReduceInner's launch. Short aligned runs are walked as one flat sequence of vectors (see
-    FLAT_RUN_MAX_STEPS; a 16-byte element is a vector, so its runs of any length); groups of a warp or more share the chunks of inputs off the first one's grid
-    between lanes, holding every input's loads of a tile at once: fewer rows a tile, more blocks."""
+    FLAT_RUN_MAX_STEPS; a 16-byte element is a vector, so its runs of any length), and runs off the
+    grid that a run-by-run walk leaves mostly idle as one of elements (`_walks_elements`); groups of
+    a warp or more share the chunks of inputs off the first one's grid between lanes, holding every
+    input's loads of a tile at once: fewer rows a tile, more blocks."""
     inner, segs = layout.red[-1], layout.red[:-1]
     vec = tuning.LOAD_BYTES // layout.itemsize if traits.vector_loads and inner.in_stride == 1 and inner.size > 1 else 1
     rows = _Rows(layout, traits, budget, tuning, sm_count, vec)
     ny = budget.tile_rows(vec, tuning)
-    flat = (vec * layout.itemsize == tuning.LOAD_BYTES and inner.in_stride == 1 and rows.num_seg > 1
-            and inner.size % vec == 0 and aligned(layout.in_base, [d.in_stride for d in layout.kept + segs], layout.itemsize, tuning.LOAD_BYTES))
+    runs = inner.in_stride == 1 and rows.num_seg > 1  # contiguous runs, several an output
+    flat = (runs and vec * layout.itemsize == tuning.LOAD_BYTES and inner.size % vec == 0
+            and aligned(layout.in_base, [d.in_stride for d in layout.kept + segs], layout.itemsize, tuning.LOAD_BYTES))
     lanes, row_blocks = rows.group(rows.vectors * rows.num_seg if flat else rows.vectors, ny)
     if flat and rows.vectors >= tuning.FLAT_RUN_MAX_STEPS * lanes * ny:
         flat = False
         lanes, row_blocks = rows.group(rows.vectors, ny)
-    if not flat and _walks_elements(rows, lanes, ny):
+    if runs and not flat and _walks_elements(rows, lanes, ny):
         vec, ny, flat = 1, budget.tile_rows(1, tuning), True
         rows = _Rows(layout, traits, budget, tuning, sm_count, 1)
         lanes, row_blocks = rows.group(rows.vectors * rows.num_seg, ny)

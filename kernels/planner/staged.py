@@ -257,7 +257,7 @@ class _Staging:
         t, block = self.tuning, self.tuning.BLOCK_THREADS
         rows = min(row.dim.size, self.capacity // row.inner)
         # direct: every reduced dim lies whole in the span, so a tile is one span (policy.py)
-        direct = self.lanes_adjacent and all(k for _, k in self.dims[:row.index]) and (row.kept or rows == row.dim.size)
+        direct = self.lanes_adjacent and self._whole(row, rows)
         byte_rows = self._byte_rows(row, direct)
         fold_run = row.inner * (1 if row.kept else rows)  # a slot's folds
         words = (_word_folds(self.layout, self.traits) and self.lanes_adjacent
@@ -274,11 +274,10 @@ class _Staging:
             if lanes is None:
                 return None
             rows, bx, period = lanes
-        # too small a span (policy.py): one that holds its outputs' whole reductions may be smaller
-        whole = all(k for _, k in self.dims[:row.index]) and (row.kept or rows == row.dim.size)
+        whole = self._whole(row, rows)
         least = t.STAGE_MIN_WHOLE_SPAN_VECTORS_PER_THREAD if whole else t.STAGE_MIN_SPAN_VECTORS_PER_THREAD
         if rows * row.inner < block * self.vec * least:
-            return None
+            return None  # too small a span (policy.py)
         num_slots = period or row.slots_per_row * (rows if row.kept else 1)
         slots_per_thread = 0 if direct else pow2_at_least(ceil(num_slots, bx))
         chunk = Dim(ceil(row.dim.size, rows), rows * row.dim.in_stride, rows * row.dim.out_stride)
@@ -312,6 +311,11 @@ class _Staging:
         resident = self.budget.resident(self.sm_count, t)
         grid_x = num_tiles if splits > 1 else min(num_tiles, resident, t.MAX_GRID_X)
         return StagedSpan(stage, (grid_x, splits), tiles, stages, bx)
+
+    def _whole(self, row: _Row, rows: int) -> bool:
+        """Whether a span of `rows` rows of `row` holds its outputs' whole reductions: no reduced dim
+        outside it, and all of a reduced row."""
+        return all(k for _, k in self.dims[:row.index]) and (row.kept or rows == row.dim.size)
 
     def _lanes_on_runs(self, row: _Row, rows: int, direct: bool, byte_rows: int, words: bool):
         """(rows, lanes on one run) where a slot's lanes are neighbours, or None. As many lanes as keep
