@@ -175,10 +175,8 @@ STAGE_WIDE_COLUMN_VECTORS = 4
 STAGE_STATE_OUTER_BUSY = 0.5
 #: ... and a state wider than STAGE_MAX_ACC_BYTES, staged a slot a thread at 750-2000 GB/s against
 #: ReduceOuter's ~2400 x share (complex64 var (N, 60, 13), share 0.41: 972 outer, 849 staged;
-#: (N, 3, 3, 65), share 0.25: 388 outer, 941 staged; 1/3 -> 0.5, H200, 256 MB: complex64 var of 128
-#: columns over 2 rows 590.7 -> 264.2 us, complex128 of 64 over 5 rows 304.7 -> 86.7; at 0.6, complex64
-#: var of 129 over 2 rows 299.9 -> 401.2, 2026-11-29).
-STAGE_WIDE_OUTER_BUSY = 0.5
+#: (N, 3, 3, 65), share 0.25: 388 outer, 941 staged).
+STAGE_WIDE_OUTER_BUSY = 1 / 3
 
 #: Longest misaligned reduced run staged (at 512 several-dim folds fell 2448 -> 425 GB/s, 2026-11-25).
 STAGE_MAX_RUN_BYTES = 2048
