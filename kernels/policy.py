@@ -203,8 +203,9 @@ STAGE_ALIGNED_RUN_BYTES = 16
 #: var of 256 over 3 rows 250.9 -> 91.7, float16 sums of 1024 over 3 rows 272.6 -> 202.0; 4096 slowed
 #: complex128 sums of 129-256 over 2 rows 0.84-0.92x, 2026-11-29).
 STAGE_FEW_ROW_COLUMN_BYTES = 2048
-#: ... over two rows of results narrower than 4 bytes (float16 sums of 1024 columns over 2 rows
-#: 206.9 -> 299.5 us staged, float32 sums of 512 184.5 -> 188.2, 2026-11-29).
+#: ... over two rows of results narrower than 8 bytes (H200, 256 MB, staged: float16 sums of 1024
+#: columns over 2 rows 206.9 -> 299.5 us, float32 sums of 512 184.5 -> 188.2, 2026-11-29; the latter
+#: 82 -> 69% of the ceiling on the H100, 2026-11-27).
 STAGE_FEW_ROW_NARROW_COLUMN_BYTES = 1024
 
 #: The smallest span in vectors a thread (a span of 7 x 7 floats ran at 12 GB/s, 2026-11-23).

@@ -475,14 +475,14 @@ def test_aligned_columns_over_too_few_rows_for_the_outer_tile_are_staged():
     """Kept columns of at most STAGE_FEW_ROW_COLUMN_BYTES, 16-byte aligned, over fewer reduced rows
     than a step of ReduceOuter's tile (128 float16 columns: 16 threads wide, 64 rows deep) are
     staged; more rows and wider columns keep ReduceOuter, and so do columns over 1024 bytes
-    (STAGE_FEW_ROW_NARROW_COLUMN_BYTES) over two rows of results narrower than 4 bytes."""
+    (STAGE_FEW_ROW_NARROW_COLUMN_BYTES) over two rows of results narrower than 8 bytes."""
     for shape, itemsize in [((349525, 3, 128), 2), ((21845, 12, 512), 2), ((131072, 2, 256), 4),
-                            ((52428, 5, 256), 4), ((87381, 3, 1024), 1), ((65536, 2, 512), 4), ((86037, 3, 65), 16)]:
+                            ((52428, 5, 256), 4), ((87381, 3, 1024), 1), ((65536, 2, 256), 8), ((86037, 3, 65), 16)]:
         words = dict(folds_words=True, word_columns=True) if itemsize == 1 else {}  # a bool `any`
         assert plan(shape, (1,), itemsize=itemsize, **words).kernel == "staged", shape
-    for shape, itemsize in [((16384, 16, 512), 2), ((32768, 2, 1024), 4), ((262144, 256), 4), ((65536, 2, 1024), 2)]:
+    for shape, itemsize in [((16384, 16, 512), 2), ((65536, 2, 512), 4), ((262144, 256), 4), ((65536, 2, 1024), 2)]:
         assert plan(shape, (len(shape) - 2,), itemsize=itemsize).kernel == "outer", shape
-    # 2048 bytes of columns: results of 4 bytes or more over two rows, narrower ones over three
+    # 2048 bytes of columns: results of 8 bytes or more over two rows, narrower ones over three
     assert plan((43690, 3, 1024), (1,), itemsize=2).kernel == "staged"
 
 

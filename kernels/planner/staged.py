@@ -91,13 +91,13 @@ def _word_folds(layout: Layout, traits: Traits) -> bool:
 
 def _few_rows_for_columns(column_bytes: int, num_red: int, out_itemsize: int, tuning) -> bool:
     """Whether kept columns of `column_bytes` (at most STAGE_FEW_ROW_COLUMN_BYTES, 16-byte
-    aligned; STAGE_FEW_ROW_NARROW_COLUMN_BYTES over two rows of results narrower than 4 bytes,
+    aligned; STAGE_FEW_ROW_NARROW_COLUMN_BYTES over two rows of results narrower than 8 bytes,
     whose stores then weigh half the reads) have fewer reduced rows than one step of ReduceOuter's
     tile takes (its rows of threads, MAX_TILE_ROWS rows each): its block would leave rows of
     threads without a row (policy.py)."""
     ny = tuning.MAX_TILE_ROWS
     bx = col_threads(pow2_at_least(ceil(column_bytes, tuning.LOAD_BYTES)), num_red, ny, tuning)
-    narrow = num_red <= 2 and out_itemsize < 4
+    narrow = num_red <= 2 and out_itemsize < 8
     widest = tuning.STAGE_FEW_ROW_NARROW_COLUMN_BYTES if narrow else tuning.STAGE_FEW_ROW_COLUMN_BYTES
     return column_bytes <= widest and num_red < tuning.BLOCK_THREADS // bx * ny
 
