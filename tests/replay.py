@@ -84,7 +84,8 @@ class Replay:
         self._fold_strided(run + done, length - done, 1, lane, lanes, 1, pos + done * pos_stride, pos_stride)
 
     def _fold_runs(self, row, begin, end, lane):
-        """FoldRuns: flat vector indices through the calculator with the run's vectors innermost."""
+        """FoldRuns: flat vector indices through the calculator with the run's vectors innermost (a
+        vector of one element, VEC 1, is an element load: aligned to its own size)."""
         cfg = self.cfg
         runs = _calc(cfg.red_calc)
         lanes, ny = cfg.lanes, cfg.ny
@@ -94,7 +95,7 @@ class Replay:
             for y in range(num_y):
                 offset, pos = runs(i + y * lanes)
                 w = row + offset
-                assert self._address(w) % 16 == 0, "misaligned vector load"
+                assert self._address(w) % (cfg.vec * self.itemsize) == 0, "misaligned vector load"
                 for j in range(cfg.vec):
                     self._read(w + j, cfg.index_offset + pos + j * cfg.inner.out_stride)
             i += lanes * ny

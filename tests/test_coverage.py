@@ -223,6 +223,22 @@ def test_flat_runs_coverage(shape, axes, itemsize):
     assert any(flat and index for flat, _, index in seen), seen
 
 
+#: Runs off the 16-byte grid under a few outputs, walked flat an element a load (`_walks_elements`):
+#: split by runs (132 SMs) and not (1 SM), a state's and a scalar's, from the grid and an element past it.
+ELEMENT_RUN_CASES = [((40, 3, 257), (0, 2)), ((200, 2, 257), (0, 2))]
+
+
+@pytest.mark.parametrize("shape,axes", ELEMENT_RUN_CASES)
+def test_element_runs_coverage(shape, axes):
+    view, splits = np.empty(shape, "u8"), set()
+    for sm_count, misalign, indexed, state in itertools.product((1, 132), (0, 1), (False, True), (False, True)):
+        cfg = check_coverage(view, axes, [0], sm_count, misalign, indexed=indexed, state=state,
+                             acc_itemsize=16 if state else 8)
+        assert cfg.kernel == "inner" and cfg.flat_runs and cfg.vec == 1, cfg
+        splits.add(cfg.num_splits > 1)
+    assert True in splits
+
+
 #: Short aligned rows of whole vectors that ReduceInner folds several a thread: a ragged last group,
 #: grid-stride (SMALL's grid of 5), kept dims stepping over them; off the grid, one row a thread.
 SHORT_ROW_CASES = [((2000, 4), 4), ((1001, 2), 8), ((3001, 8), 2), ((700, 3, 4), 4), ((5000, 8), 4)]
