@@ -239,6 +239,21 @@ def test_element_runs_coverage(shape, axes):
     assert True in splits
 
 
+#: Narrow columns over two rows, staged in spans of half a vector a thread that hold their whole
+#: reductions (STAGE_MIN_WHOLE_SPAN_VECTORS_PER_THREAD): a state's of 2 and 8 bytes, 1-byte columns.
+HALF_SPAN_CASES = [((3001, 2, 17), 2, 32), ((3001, 2, 17), 8, 64), ((300, 2, 129), 2, 32), ((30001, 2, 3), 1, 0)]
+
+
+@pytest.mark.parametrize("shape,itemsize,acc_itemsize", HALF_SPAN_CASES)
+def test_half_vector_spans_coverage(shape, itemsize, acc_itemsize):
+    view = np.empty(shape, f"u{itemsize}")
+    for sm_count, misalign, indexed in itertools.product((1, 132), (0, 1), (False, True)):
+        cfg = check_coverage(view, (1,), [0, 1], sm_count, misalign, indexed=indexed, state=acc_itemsize > 0,
+                             acc_itemsize=acc_itemsize)
+        vectors = cfg.stage.rows * shape[1] * shape[2] * itemsize / 16
+        assert cfg.kernel == "staged" and vectors < policy.BLOCK_THREADS, cfg
+
+
 #: Short aligned rows of whole vectors that ReduceInner folds several a thread: a ragged last group,
 #: grid-stride (SMALL's grid of 5), kept dims stepping over them; off the grid, one row a thread.
 SHORT_ROW_CASES = [((2000, 4), 4), ((1001, 2), 8), ((3001, 8), 2), ((700, 3, 4), 4), ((5000, 8), 4)]
