@@ -119,6 +119,14 @@ def _planned(shape, axes, itemsize):
                        itemsize, 8, 132)
 
 
+def long_data(shape, dtype, op, rng) -> np.ndarray:
+    """`data` for reductions of up to tens of thousands of elements an output: a product's factors
+    are signs only, so no product leaves float16's range."""
+    if op == "prod":
+        return np.where(rng.random(shape) < 0.5, -1, 1).astype(dtype)
+    return data(shape, dtype, op, rng)
+
+
 def _off_grid(x: np.ndarray):
     """x on the GPU, one element past the start of its allocation (off the 16-byte grid)."""
     moved = cp.empty(x.size + 1, dtype=x.dtype)[1:].reshape(x.shape)
@@ -138,9 +146,7 @@ FLAT_SHAPES = [((6, 5, 4, 16), (0, 2, 3)), ((33, 3, 48), (0, 2)), ((4, 3, 5, 2, 
 def test_flat_runs(op, dtype, shape, axes, rng):
     cfg = _planned(shape, axes, dtype.itemsize)
     assert cfg.kernel == "inner" and cfg.flat_runs
-    x = data(shape, dtype, op, rng)
-    if op == "prod":  # up to 65536 factors per output: signs only, so no product leaves float16's range
-        x = np.where(rng.random(shape) < 0.5, -1, 1).astype(dtype)
+    x = long_data(shape, dtype, op, rng)
     check(op, run(op, cp.asarray(x), axes), x, axes)
     # one element off the 16-byte grid: the same reduction run by run
     check(op, run(op, _off_grid(x), axes), x, axes)
@@ -158,9 +164,7 @@ ELEMENT_RUN_SHAPES = [((300, 5, 257), (0, 2)), ((40, 5, 9, 33), (0, 2, 3))]
 def test_runs_walked_an_element_a_load(op, dtype, shape, axes, rng):
     cfg = _planned(shape, axes, dtype.itemsize)
     assert cfg.kernel == "inner" and cfg.flat_runs and cfg.vec == 1
-    x = data(shape, dtype, op, rng)
-    if op == "prod":  # signs only, so no product leaves the dtype's range
-        x = np.where(rng.random(shape) < 0.5, -1, 1).astype(dtype)
+    x = long_data(shape, dtype, op, rng)
     check(op, run(op, cp.asarray(x), axes), x, axes)
 
 
@@ -215,9 +219,7 @@ def test_staged(op, dtype, shape, axes, rng):
     wide = dtype.itemsize >= 4 and _kept_run(shape, axes) * dtype.itemsize > policy.STAGE_MAX_WIDE_COLUMN_BYTES
     assert _planned(shape, axes, dtype.itemsize).kernel == "staged" or dtype.itemsize == 1 and op in ("any", "all") \
         or wide  # (ReduceOuter reads those columns)
-    x = data(shape, dtype, op, rng)
-    if op == "prod":  # signs only, so no product leaves float16's range
-        x = np.where(rng.random(shape) < 0.5, -1, 1).astype(dtype)
+    x = long_data(shape, dtype, op, rng)
     check(op, run(op, cp.asarray(x), axes), x, axes)
     # one element off the 16-byte grid: every span starts mid-vector
     check(op, run(op, _off_grid(x), axes), x, axes)
