@@ -173,10 +173,10 @@ STAGE_WIDE_COLUMN_VECTORS = 4
 #: speed of their own (float16 var (N, 3, 256), share 0.5: 332 -> 499 GB/s; (N, 3, 512), share 1:
 #: 705 outer, 406 staged; H200, 2026-11-28)...
 STAGE_STATE_OUTER_BUSY = 0.5
-#: ... and a state wider than STAGE_MAX_ACC_BYTES, staged a slot a thread at 750-2000 GB/s against
-#: ReduceOuter's ~2400 x share (complex64 var (N, 60, 13), share 0.41: 972 outer, 849 staged;
-#: (N, 3, 3, 65), share 0.25: 388 outer, 941 staged).
-STAGE_WIDE_OUTER_BUSY = 1 / 3
+#: ... and a state wider than STAGE_MAX_ACC_BYTES, staged a slot a thread (complex64 var (N, 2, 128),
+#: share 0.5: 590.7 us outer, 264.2 staged; (N, 60, 13), share 0.41: 269.6 outer, 155.0 staged;
+#: H200, 2026-11-29).
+STAGE_WIDE_OUTER_BUSY = 0.5
 
 #: Longest misaligned reduced run staged (at 512 several-dim folds fell 2448 -> 425 GB/s, 2026-11-25).
 STAGE_MAX_RUN_BYTES = 2048

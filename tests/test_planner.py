@@ -445,7 +445,8 @@ def test_a_state_gets_a_block_per_output_only_over_several_steps():
     ((87381, 3, 512), 2, 32, "outer"),  # float16 var: one row of 256 threads, all busy
     ((2236962, 3, 5), 8, 64, "staged"),  # complex64 var: 5 of 8 threads wide, 1 of 32 rows busy
     ((344148, 3, 65), 8, 64, "staged"),  # ... 65 of 128 threads wide, 1 of 2 rows: 0.254
-    ((43018, 60, 13), 8, 64, "outer"),  # ... 60 rows: 0.41 busy (STAGE_WIDE_OUTER_BUSY)
+    ((43018, 60, 13), 8, 64, "staged"),  # ... 60 rows: 0.41 busy (STAGE_WIDE_OUTER_BUSY)
+    ((43018, 60, 32), 8, 64, "outer"),  # ... 32 columns: all 32 threads wide busy, 8 of 8 rows
     ((11184, 1000, 3), 8, 64, "outer"),
 ], ids=str)
 def test_state_columns_are_staged_where_the_outer_block_would_idle(shape, itemsize, acc, kernel):
