@@ -58,7 +58,7 @@ SUM_COUNT = ReduceOp(
 )
 
 #: The mean of the numbers: NaN where there are none (0 / 0).
-MEAN_OF_NUMBERS = Epilogue("mean_of_numbers", "a.s / a.n", lambda a, n: a["s"] / a["n"])
+MEAN_OF_NUMBERS = Epilogue("mean_of_numbers", "kps::DivideByCount(a.s, a.n)", lambda a, n: a["s"] / a["n"])
 
 # Welford's state (kps/statistics.py) of the numbers alone: a NaN lifts to an empty state (n = 0).
 # Its shift may stay the NaN: a merge takes the shift of a side that is not empty and moves nothing

@@ -122,3 +122,29 @@ def test_a_complex128_view_off_its_16_byte_grid():
     x = cp.asnumpy(view)
     check("sum", cp.asnumpy(ops.reduce_sum(view)), x, None)
     check("var", cp.asnumpy(ops.reduce_var(view)), x, None)
+
+
+@pytest.mark.parametrize("name", ["mean", "nanmean"])
+@pytest.mark.parametrize("shape,axes", [((300, 64), (1,)), ((64, 300), (0,)), ((300, 2, 129), (1,))], ids=str)
+@pytest.mark.parametrize("dtype", COMPLEX, ids=lambda d: d.name)
+def test_means_with_infinite_parts_are_numpys(name, dtype, shape, axes):
+    """NumPy divides a complex sum by the complex count (n, 0): an infinite part makes the other
+    part NaN (inf * 0 in Smith's division); a mean divided part by part would keep it. Every path's
+    mean and nanmean give NumPy's NaNs and infinities where they are, its values elsewhere."""
+    rng = np.random.default_rng(abs(hash((name, dtype.name, shape))) % 2**32)
+    x = (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+    flat = x.reshape(-1)
+    picks = rng.choice(flat.size, size=flat.size // 50, replace=False)
+    specials = np.array([complex(np.inf, 1), complex(1, -np.inf), complex(-np.inf, np.inf), complex(np.nan, 2)], dtype)
+    flat[picks] = specials[rng.integers(0, specials.size, picks.size)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        want = getattr(np, name)(x, axis=axes)
+    poison_pool(x.nbytes)
+    got = _run(name, cp.asarray(x), axes)
+    for part in (np.real, np.imag):
+        w, g = part(want), part(got)
+        np.testing.assert_array_equal(np.isnan(g), np.isnan(w))
+        np.testing.assert_array_equal(np.isinf(g), np.isinf(w))
+        finite = np.isfinite(w)
+        np.testing.assert_allclose(g[finite], w[finite], rtol=1e-4 if dtype == np.complex64 else 1e-12, atol=1e-5)

@@ -83,6 +83,17 @@ __device__ __forceinline__ T Norm(complex<T> z) { return z.re * z.re + z.im * z.
 __device__ __forceinline__ float Abs(complex<float> z) { return hypotf(z.re, z.im); }
 __device__ __forceinline__ double Abs(complex<double> z) { return hypot(z.re, z.im); }
 
+// NumPy's a / n for a count n (mean, nanmean): NumPy divides a complex a by the complex (n, 0), so
+// this is operator/'s Smith division with its ratio (+0 over a count) and denominator (n) folded in:
+// two divisions, not three and a branch, and an infinite part still makes the other part NaN, as
+// NumPy's inf * 0 does (operator/(complex, T) divides part by part, as std::complex). A real a: a / n.
+template <typename T>
+__device__ __forceinline__ T DivideByCount(T a, T n) { return a / n; }
+template <typename T>
+__device__ __forceinline__ complex<T> DivideByCount(complex<T> a, T n) {
+  return {(a.re + a.im * T(0)) / n, (a.im - a.re * T(0)) / n};
+}
+
 // Re(conj(a) b): the product of two reals, and for complex numbers what sums of squared
 // magnitudes need (|y + d|^2 = |y|^2 + 2 RealDot(d, y) + |d|^2: Welford's merge, kps/statistics.py).
 template <typename T>
