@@ -197,6 +197,19 @@ STAGE_MAX_WIDE_COLUMN_BYTES = 512
 
 #: Aligned runs staged up to this (a run of one vector costs ReduceInner a shuffle a vector, 2026-11-23).
 STAGE_ALIGNED_RUN_BYTES = 16
+#: ... and a scalar's aligned reduced runs that end inside an L2 sector (SECTOR_BYTES), up to this:
+#: ReduceInner's blocks, an output's each, fetch the sector two outputs' runs share twice (complex128
+#: sum over (349525, 16, 3), axes (0, 2): 410 MB read from DRAM for 268; 137.7 -> 72.2 us staged;
+#: runs of 80 and 112 bytes: float32 0.87-0.92x staged, H200, 2026-11-29)...
+STAGE_STRADDLING_RUN_BYTES = 48
+#: ... where this many outputs' runs or more lie between an output's (over 2 and 3, float32 sums ran
+#: 1.05-1.74x staged at every size; over 4 to 1024, 0.48-0.78x at 256 MB and 1 GB)...
+STAGE_STRADDLING_MIN_OUTPUTS = 4
+#: ... in an input of this many bytes or more: below, the L2 (50 MB) serves the second fetch (24-48
+#: MB: 0.92-2.97x staged; 96 MB: 0.79-1.43x; 256 MB: 0.48-0.87x).
+STAGE_STRADDLING_MIN_BYTES = 128 << 20
+#: The L2's sector: the bytes a load brings from DRAM at least.
+SECTOR_BYTES = 32
 
 #: ... and aligned columns over too few rows for ReduceOuter (float16 6.8-19.7 -> 37-93%, 2026-11-27;
 #: 1024 -> 2048 bytes, H200, 256 MB: complex128 sums of 65 columns over 2 rows 289.8 -> 118.9 us, float64

@@ -225,6 +225,18 @@ def test_staged(op, dtype, shape, axes, rng):
     check(op, run(op, _off_grid(x), axes), x, axes)
 
 
+@pytest.mark.parametrize("dtype", [np.dtype(np.float32), np.dtype(np.int64)], ids=lambda d: d.name)
+@pytest.mark.parametrize("op", ["sum", "mean", "prod"])
+def test_runs_that_end_inside_a_sector(op, dtype, rng):
+    """Reduced runs of 48 bytes under four outputs, an input just over STAGE_STRADDLING_MIN_BYTES:
+    staged (kernels/planner/staged.py, `_straddles_sectors`)."""
+    r = 48 // dtype.itemsize
+    shape, axes = (-(-policy.STAGE_STRADDLING_MIN_BYTES // (4 * r * dtype.itemsize)) + 3, 4, r), (0, 2)
+    assert _planned(shape, axes, dtype.itemsize).kernel == "staged"
+    x = long_data(shape, dtype, op, rng)
+    check(op, run(op, cp.asarray(x), axes), x, axes)
+
+
 #: A few long reduced rows under a wide kept dim: tiles of 1 and 2 rows, and 3, 5 and 7 rows that end
 #: in a part tile.
 FEW_ROWS_SHAPES = [((1, 40001), (0,)), ((2, 40003), (0,)), ((3, 40009), (0,)), ((5, 4099), (0,)), ((7, 2, 3001), (0,)),

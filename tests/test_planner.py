@@ -803,3 +803,25 @@ def test_a_wide_state_over_short_runs_of_few_outputs_is_staged():
         assert cfg.stage.slots_per_thread == 1 and cfg.stage.num_slots == shape[-2] and not cfg.stage.direct
     assert 200 * 8 > policy.STAGE_WIDE_MAX_RUN_BYTES
     assert plan((100_000, 3, 200), (0, 2), itemsize=8, acc_itemsize=64, state=True).kernel == "inner"
+
+
+def test_runs_that_end_inside_a_sector_are_staged_in_large_inputs():
+    """A scalar's reduced runs of 48 bytes (one and a half L2 sectors) under four kept outputs or more,
+    over STAGE_STRADDLING_MIN_BYTES: staged, so the sector two outputs' runs share is read once; under
+    fewer outputs, in smaller inputs, over runs of whole sectors, rows of one run, or for a state,
+    ReduceInner's flat runs stay."""
+    assert policy.STAGE_STRADDLING_RUN_BYTES == 48 and policy.SECTOR_BYTES == 32
+    big = policy.STAGE_STRADDLING_MIN_BYTES
+    for itemsize in (4, 8, 16):
+        r = 48 // itemsize
+        for k in (4, 16, 1024):
+            n = -(-big // (k * r * itemsize))
+            assert plan((n, k, r), (0, 2), itemsize=itemsize).kernel == "staged", (itemsize, k)
+            assert plan((n - n // 4, k, r), (0, 2), itemsize=itemsize).kernel == "inner", (itemsize, k)  # (in L2)
+            assert plan((n, k, r), (0, 2), itemsize=itemsize, acc_itemsize=2 * itemsize, state=True).kernel == "inner"
+        n = -(-big // (3 * r * itemsize))
+        assert plan((n, 3, r), (0, 2), itemsize=itemsize).kernel == "inner"  # three outputs between runs
+        n = -(-big // (16 * 64))
+        assert plan((n, 16, 64 // itemsize), (0, 2), itemsize=itemsize).kernel == "inner"  # two whole sectors
+        n = -(-big // (16 * r * itemsize))
+        assert plan((n * 16, r), (1,), itemsize=itemsize).kernel != "staged"  # rows: one run an output

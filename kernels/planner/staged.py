@@ -50,7 +50,8 @@ def wants_stage(layout: Layout, traits: Traits, tuning) -> bool:
     words, or kept columns of at most STAGE_MAX_COLUMN_BYTES) and off the 16-byte grid (its length,
     or a stride or the start of the others; columns of elements of 4 bytes or more only up to
     STAGE_MAX_WIDE_COLUMN_BYTES, or where a span holds their reductions whole), or a run of at most
-    STAGE_ALIGNED_RUN_BYTES (`plan` leaves ReduceInner the rows it folds several a thread), or
+    STAGE_ALIGNED_RUN_BYTES (`plan` leaves ReduceInner the rows it folds several a thread) or a
+    scalar's reduced run that ends inside a sector (`_straddles_sectors`), or
     aligned columns over too few rows for ReduceOuter's tile (a state's only where ReduceOuter's
     block would idle, `_state_span`). Longer aligned runs are whole vectors, which ReduceInner and
     ReduceOuter read at full speed."""
@@ -63,10 +64,29 @@ def wants_stage(layout: Layout, traits: Traits, tuning) -> bool:
     if inner.in_stride != 1 or run_bytes > limit:
         return False
     return (run_bytes <= tuning.STAGE_ALIGNED_RUN_BYTES
+            or (use_inner and _straddles_sectors(layout, traits, tuning))
             or (not use_inner and _few_rows_for_columns(run_bytes, num_red, layout.out_itemsize, tuning))
             or (_misaligned(layout, tuning)
                 and (use_inner or itemsize < 4 or run_bytes <= tuning.STAGE_MAX_WIDE_COLUMN_BYTES
                      or _in_one_span(run_bytes, num_red, tuning))))
+
+
+def _straddles_sectors(layout: Layout, traits: Traits, tuning) -> bool:
+    """Whether a scalar's outputs each reduce several runs that end inside an L2 sector (runs of up
+    to STAGE_STRADDLING_RUN_BYTES), between which STAGE_STRADDLING_MIN_OUTPUTS outputs' runs or more
+    lie, in an input of STAGE_STRADDLING_MIN_BYTES or more. The next output's run starts in the same
+    sector, and ReduceInner walks each output's runs in blocks of its own: once the input outgrows
+    the L2, that sector comes from DRAM twice. A span reads it once. (An output of one run, a row,
+    shares the sector with rows the same warp reads; a state's fold in a span costs more than the
+    sector: float32 var over runs of 12, 0.72x staged; policy.py.)"""
+    if traits.state or len(layout.red) < 2:
+        return False
+    run_bytes = layout.red[-1].size * layout.itemsize
+    next_run = min(abs(d.in_stride) for d in layout.red[:-1] if d.size > 1) if size_of(layout.red[:-1]) > 1 else 0
+    between = size_of([d for d in layout.kept if abs(d.in_stride) < next_run])
+    return (run_bytes % tuning.SECTOR_BYTES != 0 and run_bytes <= tuning.STAGE_STRADDLING_RUN_BYTES
+            and between >= tuning.STAGE_STRADDLING_MIN_OUTPUTS
+            and layout.num_out * layout.num_red * layout.itemsize >= tuning.STAGE_STRADDLING_MIN_BYTES)
 
 
 def _misaligned(layout: Layout, tuning) -> bool:
