@@ -205,9 +205,13 @@ STAGE_STRADDLING_RUN_BYTES = 48
 #: ... where this many outputs' runs or more lie between an output's (over 2 and 3, float32 sums ran
 #: 1.05-1.74x staged at every size; over 4 to 1024, 0.48-0.78x at 256 MB and 1 GB)...
 STAGE_STRADDLING_MIN_OUTPUTS = 4
-#: ... in an input of this many bytes or more: below, the L2 (50 MB) serves the second fetch (24-48
-#: MB: 0.92-2.97x staged; 96 MB: 0.79-1.43x; 256 MB: 0.48-0.87x).
-STAGE_STRADDLING_MIN_BYTES = 128 << 20
+#: ... in an input of this many bytes or more: below, the L2 (50 MB) serves more of the second fetch
+#: (staged, 24-48 MB: 0.92-2.97x; 128 MB: 0.59-1.21x, complex64 over 1024 outputs the 1.21x;
+#: 160 MB: 0.65-1.07x; 192 MB to 1 GB: 0.40-0.98x).
+STAGE_STRADDLING_MIN_BYTES = 192 << 20
+#: ... of elements of this many bytes or more (float16 runs of 24 ran 0.98-1.20x staged at 256 MB,
+#: int8 runs of 48 1.71-1.77x).
+STAGE_STRADDLING_MIN_ITEMSIZE = 4
 #: The L2's sector: the bytes a load brings from DRAM at least.
 SECTOR_BYTES = 32
 

@@ -825,3 +825,6 @@ def test_runs_that_end_inside_a_sector_are_staged_in_large_inputs():
         assert plan((n, 16, 64 // itemsize), (0, 2), itemsize=itemsize).kernel == "inner"  # two whole sectors
         n = -(-big // (16 * r * itemsize))
         assert plan((n * 16, r), (1,), itemsize=itemsize).kernel != "staged"  # rows: one run an output
+    for itemsize in (1, 2):  # a span folds narrow elements slower than the second fetch costs
+        n = -(-big // (16 * 48))
+        assert plan((n, 16, 48 // itemsize), (0, 2), itemsize=itemsize).kernel == "inner"

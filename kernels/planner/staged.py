@@ -78,8 +78,9 @@ def _straddles_sectors(layout: Layout, traits: Traits, tuning) -> bool:
     sector, and ReduceInner walks each output's runs in blocks of its own: once the input outgrows
     the L2, that sector comes from DRAM twice. A span reads it once. (An output of one run, a row,
     shares the sector with rows the same warp reads; a state's fold in a span costs more than the
-    sector: float32 var over runs of 12, 0.72x staged; policy.py.)"""
-    if traits.state or len(layout.red) < 2:
+    sector: float32 var over runs of 12, 0.72x staged; so does a span's fold of elements narrower
+    than STAGE_STRADDLING_MIN_ITEMSIZE; policy.py.)"""
+    if traits.state or layout.itemsize < tuning.STAGE_STRADDLING_MIN_ITEMSIZE or len(layout.red) < 2:
         return False
     run_bytes = layout.red[-1].size * layout.itemsize
     next_run = min(abs(d.in_stride) for d in layout.red[:-1] if d.size > 1) if size_of(layout.red[:-1]) > 1 else 0
