@@ -200,17 +200,17 @@ STAGE_ALIGNED_RUN_BYTES = 16
 #: ... and a scalar's aligned reduced runs that end inside an L2 sector (SECTOR_BYTES), up to this:
 #: ReduceInner's blocks, an output's each, fetch the sector two outputs' runs share twice (complex128
 #: sum over (349525, 16, 3), axes (0, 2): 410 MB read from DRAM for 268; 137.7 -> 72.2 us staged;
-#: runs of 80 and 112 bytes: float32 0.87-0.92x staged, H200, 2026-11-29)...
+#: staged over runs of 80 and 112 bytes: float32 1.09-1.15x the time, H200, 2026-11-29)...
 STAGE_STRADDLING_RUN_BYTES = 48
-#: ... where this many outputs' runs or more lie between an output's (over 2 and 3, float32 sums ran
-#: 1.05-1.74x staged at every size; over 4 to 1024, 0.48-0.78x at 256 MB and 1 GB)...
+#: ... where this many outputs' runs or more lie between an output's (over 2 and 3, float32 sums took
+#: 1.05-1.74x the time staged at every size; over 4 to 1024, 0.40-0.98x from 192 MB to 1 GB)...
 STAGE_STRADDLING_MIN_OUTPUTS = 4
 #: ... in an input of this many bytes or more: below, the L2 (50 MB) serves more of the second fetch
-#: (staged, 24-48 MB: 0.92-2.97x; 128 MB: 0.59-1.21x, complex64 over 1024 outputs the 1.21x;
-#: 160 MB: 0.65-1.07x; 192 MB to 1 GB: 0.40-0.98x).
+#: (staged time over ReduceInner's, 24-48 MB: 0.94-2.97x; 128 MB: 0.59-1.21x, complex64 over 1024
+#: outputs the 1.21x; 160 MB: 0.65-1.07x; 192 MB to 1 GB: 0.40-0.98x)...
 STAGE_STRADDLING_MIN_BYTES = 192 << 20
-#: ... of elements of this many bytes or more (float16 runs of 24 ran 0.98-1.20x staged at 256 MB,
-#: int8 runs of 48 1.71-1.77x).
+#: ... of elements of this many bytes or more (staged at 256 MB: float16 runs of 24 0.98-1.20x the
+#: time, int8 runs of 48 1.71-1.77x).
 STAGE_STRADDLING_MIN_ITEMSIZE = 4
 #: The L2's sector: the bytes a load brings from DRAM at least.
 SECTOR_BYTES = 32

@@ -291,7 +291,9 @@ ABS = TransformOp("abs", "kps::Abs(x)", np.abs)  # a complex number's magnitude 
 NONZERO = TransformOp("nonzero", "x != 0", lambda x: x != 0)  # numpy.count_nonzero's view (NaN counts)
 
 NONE = Epilogue("none", "a", lambda a, n: a)
-MEAN = Epilogue("mean", "kps::DivideByCount(a, static_cast<decltype(kps::Real(a))>(n))", lambda a, n: np.true_divide(a, n), _accumulate_mean_sum)
+# (a complex sum over its count as NumPy divides it: kps::DivideByCount, kps/include/kps/complex.cuh)
+MEAN = Epilogue("mean", "kps::DivideByCount(a, static_cast<decltype(kps::Real(a))>(n))",
+                lambda a, n: np.true_divide(a, n), _accumulate_mean_sum)
 
 # Logical reductions of 1-byte inputs read four bytes at once (kernels/planner/words.py, `folds_words`):
 # a word holds a true byte when it is nonzero, and nothing but true bytes when no byte is zero.

@@ -68,5 +68,5 @@ def _total(a):
 PRECISE_SUM = Epilogue("precise_sum", _TOTAL, lambda a, n: _total(a))
 
 #: The compensated sum over the count (numpy.mean's result dtype: ints -> float64).
-PRECISE_MEAN = Epilogue("precise_mean", f"kps::DivideByCount({_TOTAL}, static_cast<decltype(kps::Real(a.s))>(n))", lambda a, n: _total(a) / n,
-                        _accumulate_precise_mean)
+PRECISE_MEAN = Epilogue("precise_mean", f"kps::DivideByCount({_TOTAL}, static_cast<decltype(kps::Real(a.s))>(n))",
+                        lambda a, n: _total(a) / n, _accumulate_precise_mean)

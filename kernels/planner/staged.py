@@ -50,9 +50,9 @@ def wants_stage(layout: Layout, traits: Traits, tuning) -> bool:
     words, or kept columns of at most STAGE_MAX_COLUMN_BYTES) and off the 16-byte grid (its length,
     or a stride or the start of the others; columns of elements of 4 bytes or more only up to
     STAGE_MAX_WIDE_COLUMN_BYTES, or where a span holds their reductions whole), or a run of at most
-    STAGE_ALIGNED_RUN_BYTES (`plan` leaves ReduceInner the rows it folds several a thread) or a
-    scalar's reduced run that ends inside a sector (`_straddles_sectors`), or
-    aligned columns over too few rows for ReduceOuter's tile (a state's only where ReduceOuter's
+    STAGE_ALIGNED_RUN_BYTES (`plan` leaves ReduceInner the rows it folds several a thread), a
+    scalar's reduced runs that end inside an L2 sector between other outputs' (`_straddles_sectors`),
+    or aligned columns over too few rows for ReduceOuter's tile (a state's only where ReduceOuter's
     block would idle, `_state_span`). Longer aligned runs are whole vectors, which ReduceInner and
     ReduceOuter read at full speed."""
     use_inner, itemsize = layout.inner_reduced, layout.itemsize
@@ -77,13 +77,14 @@ def _straddles_sectors(layout: Layout, traits: Traits, tuning) -> bool:
     lie, in an input of STAGE_STRADDLING_MIN_BYTES or more. The next output's run starts in the same
     sector, and ReduceInner walks each output's runs in blocks of its own: once the input outgrows
     the L2, that sector comes from DRAM twice. A span reads it once. (An output of one run, a row,
-    shares the sector with rows the same warp reads; a state's fold in a span costs more than the
-    sector: float32 var over runs of 12, 0.72x staged; so does a span's fold of elements narrower
-    than STAGE_STRADDLING_MIN_ITEMSIZE; policy.py.)"""
-    if traits.state or layout.itemsize < tuning.STAGE_STRADDLING_MIN_ITEMSIZE or len(layout.red) < 2:
+    shares the sector with rows the same warp reads. A state's fold in a span costs more than the
+    sector, float32 var over runs of 12 1.29-1.40x the time, and so does the fold of elements
+    narrower than STAGE_STRADDLING_MIN_ITEMSIZE; policy.py.)"""
+    outer_runs = [d for d in layout.red[:-1] if d.size > 1]
+    if traits.state or layout.itemsize < tuning.STAGE_STRADDLING_MIN_ITEMSIZE or not outer_runs:
         return False
     run_bytes = layout.red[-1].size * layout.itemsize
-    next_run = min(abs(d.in_stride) for d in layout.red[:-1] if d.size > 1) if size_of(layout.red[:-1]) > 1 else 0
+    next_run = min(abs(d.in_stride) for d in outer_runs)  # from an output's run to its next
     between = size_of([d for d in layout.kept if abs(d.in_stride) < next_run])
     return (run_bytes % tuning.SECTOR_BYTES != 0 and run_bytes <= tuning.STAGE_STRADDLING_RUN_BYTES
             and between >= tuning.STAGE_STRADDLING_MIN_OUTPUTS
