@@ -4,10 +4,10 @@ index is int64's largest (the index an all-NaN slice keeps).
 A repeated call has the reduction kernel look as it writes its results (kps::Look): `arm` gives its
 launch the fields that name this thread's word of pinned host memory, which the first matching
 result sets; the host waits for the stream and reads the word (`matched`). Other calls (the first
-of a signature, `out=`, torch tensors) have one small kernel (kernels/cuda/look.cuh) read the
-results where they are and set the same word (`any_match`). Copying the results back cost more
-(measured on the H100, nanmax over 256M float32: 381 us with a copy of its one result, 374 us with
-the look kernel, 371 us for the synchronisation alone).
+of a signature, `out=`, torch tensors, complex results) have one small kernel
+(kernels/cuda/look.cuh) read the results where they are and set the same word (`any_match`).
+Copying the results back cost more (measured on the H100, nanmax over 256M float32: 381 us with a
+copy of its one result, 374 us with the look kernel, 371 us for the synchronisation alone).
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import threading
 
 import numpy as np
 
-from kps import cache, compiler
+from kps import cache, compiler, dtypes
 
 from .source import INCLUDE_DIR
 
@@ -39,10 +39,25 @@ _local = threading.local()
 
 def bit_rule(kind: str, dtype: np.dtype):
     """(mask, above): a result of `dtype` (bfloat16 as itself, not its storage) is `kind` where its
-    bits, masked, exceed `above`, as the kernel compares them; None where the kernel has no answer."""
+    bits, masked, exceed `above`, as the kernel compares them; None where the kernel has no answer.
+    A complex result is NaN where either part is (numpy.isnan): its parts' rule, which the look
+    kernel applies to each part (`parts`, `any_match`)."""
     if kind == LARGEST_INDEX:
         return ((1 << 64) - 1, (1 << 63) - 2) if dtype == np.int64 else None
-    return _NAN_BITS.get(dtype.name)
+    return _NAN_BITS.get(dtypes.real_dtype(dtype).name)
+
+
+def parts(dtype: np.dtype) -> int:
+    """How many words of its bit rule a result of `dtype` is: 2 for a complex number, else 1."""
+    return 2 if dtype.kind == "c" else 1
+
+
+def in_kernel(kind: str, dtype: np.dtype) -> bool:
+    """Whether the reduction kernels can look at results of `dtype` as they write them (kps::Look
+    compares a result's bits whole): a rule for a result of one word. A complex result is looked at
+    after the call, part by part (`any_match`), so the kernels that write complex results carry no
+    code for it."""
+    return parts(dtype) == 1 and bit_rule(kind, dtype) is not None
 
 
 class _Buffers:
@@ -78,11 +93,12 @@ _kernel_rules = {}
 
 def arm(kind: str, dtype: np.dtype, device_id: int):
     """The fields of kps::Look for a launch on `device_id` whose results of `dtype` the kernel is to
-    look at for `kind`, with this thread's flag cleared; None where no rule applies. One call at a
-    time per host thread: the caller waits for the stream (`matched`) before arming again."""
+    look at for `kind`, with this thread's flag cleared; None where the kernel cannot (`in_kernel`).
+    One call at a time per host thread: the caller waits for the stream (`matched`) before arming
+    again."""
     rule = _kernel_rules.get((kind, dtype), False)
     if rule is False:
-        bits = bit_rule(kind, dtype)
+        bits = bit_rule(kind, dtype) if in_kernel(kind, dtype) else None
         rule = _kernel_rules[(kind, dtype)] = None if bits is None else tuple(_as_int64(b) for b in bits)
     if rule is None:
         return None
@@ -114,7 +130,8 @@ def _function(device_id: int, itemsize: int):
 def any_match(kind: str, ptr: int, count: int, dtype: np.dtype, stream_ptr: int, device_id: int):
     """Whether any of `count` contiguous results of `dtype` at device address `ptr` matches `kind`
     (NAN or LARGEST_INDEX), once the work queued on `stream_ptr` has run; None where this look has
-    no kernel for the dtype (the caller looks another way). Waits for the stream."""
+    no kernel for the dtype (the caller looks another way). Waits for the stream. Complex results
+    are read as their parts (`parts`)."""
     import cupy
     from cupy.cuda import driver, runtime
 
@@ -126,7 +143,8 @@ def any_match(kind: str, ptr: int, count: int, dtype: np.dtype, stream_ptr: int,
     if runtime.getDevice() != device_id:
         with cupy.cuda.Device(device_id):
             return any_match(kind, ptr, count, dtype, stream_ptr, device_id)
-    function = _function(device_id, dtype.itemsize)
+    count *= parts(dtype)
+    function = _function(device_id, dtype.itemsize // parts(dtype))
     buffers = _thread_buffers()
     buffers.flag[0] = 0
     buffers.params[:] = (ptr, count, bits[0], bits[1], buffers.pinned.ptr)

@@ -161,7 +161,7 @@ def prepare_call(shape, dtype, launch, fill, device_id, several=False, look=None
     takes a tuple of CuPy arrays (a transform of several inputs); their broadcast views share their
     addresses, so the launch takes the arrays' own. `look`: a named op's look (ops/looks.py), which
     the kernel then makes as it writes the results (`_prepare_looked`)."""
-    if look is not None and launch is not None and kernels_look.bit_rule(look.kind, dtype) is not None:
+    if look is not None and launch is not None and kernels_look.in_kernel(look.kind, dtype):
         return _prepare_looked(shape, dtype, launch, device_id, look)
     dtype = dtypes.storage(dtype)
     if launch is None:
@@ -230,7 +230,7 @@ def prepare_inputs(shape, dtype, launch, fill, device_id):
 
 def _prepare_results(prepare, shape, dtype, launch, fill, device_id, per_output: int):
     """The prepared call of an epilogue of several results: the results side by side (`prepare`'s
-    call of them all: a CuPy array, or a torch tensor, ops/interop.py's TorchCall), a view each."""
+    call of them all: a CuPy array, or a torch tensor, ops/interop.py's `prepare_torch`), a view each."""
     whole = prepare(shape + (per_output,), dtype, launch, fill, device_id)
 
     def call(x):

@@ -148,3 +148,59 @@ def test_means_with_infinite_parts_are_numpys(name, dtype, shape, axes):
         np.testing.assert_array_equal(np.isinf(g), np.isinf(w))
         finite = np.isfinite(w)
         np.testing.assert_allclose(g[finite], w[finite], rtol=1e-4 if dtype == np.complex64 else 1e-12, atol=1e-5)
+
+
+#: The NaN-skipping ops that look at their complex results: name -> NumPy's warning, or None for
+#: its ValueError 'All-NaN slice encountered' (the arg-reductions).
+LOOKED = {"nanmean": "Mean of empty slice", "nanmax": "All-NaN slice encountered",
+          "nanmin": "All-NaN slice encountered", "nanargmax": None, "nanargmin": None}
+
+
+def _heard(fn):
+    """(the result, or None where it raised; the RuntimeWarnings' messages, or the ValueError's)."""
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = fn()
+    except ValueError as exc:
+        return None, [str(exc)]
+    return result, [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+
+
+@pytest.mark.parametrize("part", ["real", "imag", "both", "none"])
+@pytest.mark.parametrize("shape,axis", [((512, 1000), 1), ((1000, 512), 0), ((64, 32, 300), 2), ((300_001, 2), 1)],
+                         ids=str)
+@pytest.mark.parametrize("dtype", COMPLEX, ids=lambda d: d.name)
+def test_a_slice_of_complex_nans_is_looked_at_part_by_part(dtype, shape, axis, part, monkeypatch):
+    """A slice whose every element has a NaN in its real part, its imaginary part or both (NumPy's
+    isnan of a complex number), among slices with a NaN here and there: NumPy's warning or error on
+    the first call of a signature and on its prepared repeats (the look kernel over the results'
+    parts, kernels/look.py; never an elementwise look), NumPy's results; without such a slice,
+    nothing said. A torch CUDA tensor's results are looked at on torch's stream."""
+    from kernels import look
+    from ops import looks
+
+    def elementwise(r):
+        raise AssertionError("a GPU result looked at elementwise")
+
+    monkeypatch.setitem(looks._TESTS, look.NAN, elementwise)
+    for name, message in LOOKED.items():
+        x = complex_data(shape, dtype, name, np.random.default_rng(abs(hash((name, shape))) % 2**32))
+        if part != "none":
+            where = tuple(slice(None) if i == axis else 0 for i in range(len(shape)))
+            nan = {"real": complex(np.nan, 1.0), "imag": complex(1.0, np.nan), "both": complex(np.nan, np.nan)}[part]
+            x[where] = nan
+        expect = [] if part == "none" else [message or "All-NaN slice encountered"]
+        want = _heard(lambda: COMPLEX_OPS[name][1](x.astype(np.complex128), axis=axis))[0]
+        xd = cp.asarray(x)
+        inputs = [xd]
+        if name == "nanmean":
+            torch = pytest.importorskip("torch")
+            inputs.append(torch.from_dlpack(xd))
+        for x_in in inputs:
+            for call in range(3):
+                got, said = _heard(lambda: COMPLEX_OPS[name][0](x_in, axis=axis))
+                assert said == expect, (name, call, type(x_in).__name__)
+                if got is not None:
+                    got = got.cpu().numpy() if hasattr(got, "cpu") else cp.asnumpy(got)
+                    same(got, np.asarray(want).astype(got.dtype), name, shape[axis])

@@ -1,6 +1,6 @@
 """The look after a NaN-skipping reduction (kernels/look.py) on the CPU: the bit rule its kernel
-applies finds NaN, and only NaN, in every bit pattern of each float width, and the all-NaN slice's
-index and nothing else among int64 results."""
+applies finds NaN, and only NaN, in every bit pattern of each float width, in either part of a
+complex number, and the all-NaN slice's index and nothing else among int64 results."""
 from __future__ import annotations
 
 import numpy as np
@@ -13,9 +13,10 @@ _UNSIGNED = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 def _matches(kind, dtype, values):
-    """The kernel's test, `(bits & mask) > above` on the results' bits, applied in NumPy."""
+    """The kernel's test, `(bits & mask) > above` on the results' bits (a complex result's parts:
+    `values` as the parts), applied in NumPy."""
     mask, above = look.bit_rule(kind, dtype)
-    u = _UNSIGNED[dtype.itemsize]
+    u = _UNSIGNED[values.dtype.itemsize]
     return (values.view(u) & u(mask)) > u(above)
 
 
@@ -50,6 +51,34 @@ def test_the_nan_rule_finds_every_nan_and_nothing_else(dtype):
     np.testing.assert_array_equal(_matches(look.NAN, dtype, values), expect)
 
 
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128], ids=lambda d: np.dtype(d).name)
+def test_a_complex_result_is_nan_where_either_part_is(dtype):
+    """The kernels apply the parts' rule to each part (kps::LookAt, `look.any_match`): a complex
+    result matches where numpy.isnan is true of it, a NaN in its real part, its imaginary part or
+    both, of any payload and sign."""
+    dtype = np.dtype(dtype)
+    part = dtypes.real_dtype(dtype)
+    rng = np.random.default_rng(14)
+    real = _patterns(part, rng)
+    imag = rng.permutation(_patterns(part, rng))
+    z = np.stack([real, imag], axis=-1).view(dtype)[:, 0]  # the parts' bits as they are
+    expect = np.isnan(z)
+    assert look.parts(dtype) == 2 and np.isnan(real).any() and np.isnan(imag).any() and not expect.all()
+    assert (np.isnan(real) != np.isnan(imag)).any()  # a NaN in one part alone
+    found = _matches(look.NAN, dtype, z.view(part)).reshape(-1, 2).any(axis=1)
+    np.testing.assert_array_equal(found, expect)
+
+
+def test_only_results_of_one_word_are_looked_at_by_the_reduction_kernels():
+    """kps::Look compares a result's bits whole, so complex results are looked at after the call,
+    part by part (`look.any_match`), and never armed in a reduction kernel."""
+    for dtype in FLOATS + [np.dtype(np.int64)]:
+        kind = look.LARGEST_INDEX if dtype == np.int64 else look.NAN
+        assert look.in_kernel(kind, dtype)
+    for dtype in (np.complex64, np.complex128):
+        assert look.bit_rule(look.NAN, np.dtype(dtype)) is not None and not look.in_kernel(look.NAN, np.dtype(dtype))
+
+
 def test_the_index_rule_finds_the_all_nan_slices_index_only():
     rng = np.random.default_rng(12)
     values = np.concatenate([rng.integers(0, nan.NO_INDEX, 1 << 16, dtype=np.int64),
@@ -58,6 +87,7 @@ def test_the_index_rule_finds_the_all_nan_slices_index_only():
 
 
 @pytest.mark.parametrize("kind,dtype", [(look.NAN, np.int32), (look.NAN, np.bool_), (look.NAN, np.int64),
-                                        (look.LARGEST_INDEX, np.int32), (look.LARGEST_INDEX, np.float64)])
+                                        (look.LARGEST_INDEX, np.int32), (look.LARGEST_INDEX, np.float64),
+                                        (look.LARGEST_INDEX, np.complex64)])
 def test_results_without_a_rule_are_left_to_the_elementwise_look(kind, dtype):
     assert look.bit_rule(kind, np.dtype(dtype)) is None
