@@ -216,8 +216,9 @@ TORCH_TWINS = {
 @functools.lru_cache(maxsize=None)  # keyed by a twin and a torch dtype: a few hundred at most
 def torch_result_dtype(twin: str, t_dtype) -> np.dtype:
     """The dtype torch's `twin` gives for a tensor of `t_dtype` (as the kernels see it), learnt by
-    running it on a 2 x 3 CPU tensor of ones. Where torch has no kernel for the dtype ("not
-    implemented for 'UInt16'") its shape-and-dtype rule on the meta device answers; any other
+    running it on a 2 x 3 CPU tensor of ones. Where torch's CPU kernel lacks the dtype (uint16's
+    sum: "not implemented for 'UInt16'"; complex nansum and nanmean: "nansum on CPU does not support
+    complex inputs", `_NO_CPU_KERNEL`) its shape-and-dtype rule on the meta device answers; any other
     refusal is torch's dtype rule (the mean of ints): a TypeError naming x, in torch's words."""
     import torch
 
@@ -225,10 +226,15 @@ def torch_result_dtype(twin: str, t_dtype) -> np.dtype:
     try:
         result = fn(torch, torch.ones((2, 3), dtype=t_dtype))
     except (RuntimeError, NotImplementedError) as e:
-        if "not implemented for" not in str(e):
+        if not any(words in str(e) for words in _NO_CPU_KERNEL):
             raise TypeError(f"x: {e} (a torch tensor follows torch's dtype rules)") from None
         result = fn(torch, torch.empty((2, 3), dtype=t_dtype, device="meta"))
     return _numpy_dtype(result.dtype)[1]
+
+
+#: How torch says its CPU kernel lacks a dtype, as opposed to a dtype rule's refusal (the meta
+#: device, which runs only the rules, is more lenient than those: it takes argmax of bool).
+_NO_CPU_KERNEL = ("not implemented for", "on CPU does not support")
 
 
 def torch_module():

@@ -103,6 +103,18 @@ def test_torch_complex_tensors_in_and_out():
     torch.testing.assert_close(ops.reduce_norm(t, axis=1), torch.linalg.vector_norm(t, dim=1))
 
 
+@pytest.mark.parametrize("name", ["nansum", "nanmean"])
+def test_torch_complex_tensors_where_torchs_cpu_kernel_has_none(name):
+    """torch's CPU nansum and nanmean refuse complex inputs for want of a kernel ("nansum on CPU does
+    not support complex inputs"), not by a dtype rule (on the meta device they give complex): a
+    complex tensor gets NumPy's answer, as a complex tensor (tests/test_gpu_complex.py: CUDA tensors)."""
+    torch = pytest.importorskip("torch")
+    x = complex_data((40, 30), np.dtype(np.complex64), name, np.random.default_rng(7))
+    got = COMPLEX_OPS[name][0](torch.from_numpy(x), axis=0)
+    assert isinstance(got, torch.Tensor) and got.dtype == torch.complex64
+    check(name, got.numpy(), x, 0)
+
+
 def test_dask_arrays_of_complex_blocks():
     da = pytest.importorskip("dask.array")
     for name in ("sum", "var", "argmax", "nanmean", "max"):
