@@ -3,7 +3,7 @@
 - torch CUDA tensors: read in place (pointer, shape and strides; no copy, no DLPack round trip) on
   torch's current stream and the tensor's device; the result is a torch tensor from torch's own
   allocator, and `out=` may be a torch tensor, written in place. bfloat16 is read as its raw 16
-  bits and accumulated in float32. Repeated calls take a prepared `TorchCall`.
+  bits and accumulated in float32. Repeated calls take a prepared call (`prepare_torch`).
 - torch CPU tensors: the NumPy backend, answered as torch tensors.
 - anything else with `__cuda_array_interface__`, or `__dlpack__` on a CUDA device: read zero-copy
   as a CuPy array; the result is a CuPy array. A `__dlpack__` producer on the CPU runs the NumPy
@@ -187,7 +187,7 @@ def _adapt_torch_cuda(x, out) -> Adapted:
         return out if out is not None else result
 
     return Adapted("gpu", xv, in_dtype, outv, out_dtype, context=ctx, wrap=wrap, allocate=allocate,
-                   prepare=TorchCall)
+                   prepare=prepare_torch)
 
 
 #: The named reductions' torch twins: a torch tensor in gets the dtype its twin gives (a uint8 sum
@@ -271,60 +271,58 @@ SPARE_RESULT_BYTES = 64 * 1024
 SPARE_STREAMS = 4
 
 
-class TorchCall:
-    """A prepared call for one CUDA-tensor signature: launch on torch's current stream into a result
-    from torch's allocator (set aside by the previous call on that stream, `SPARE_RESULT_BYTES`).
-    No CuPy objects per call."""
+def prepare_torch(shape, dtype, launch, fill, device_id):
+    """The prepared call for one CUDA-tensor signature: launch on torch's current stream into a
+    result from torch's allocator (set aside by the previous call on that stream,
+    `SPARE_RESULT_BYTES`). No CuPy objects per call; a closure over its constants, as
+    ops/gpu_backend.py's `prepare_call` is (a class's `__call__` and its attributes cost more on the
+    hot path)."""
+    import torch
+    from cupy.cuda import runtime
 
-    __slots__ = ("shape", "strides", "dtype", "launch", "fill", "device_id", "device", "stream_of", "empty",
-                 "empty_like", "current_device", "spares")
+    t_dtype, device, current_device = torch_dtype(dtype), torch.device("cuda", device_id), runtime.getDevice
+    strides = tuple(math.prod(shape[i + 1:]) for i in range(len(shape)))
+    # empty_strided skips empty's memory-format handling: 3.7 vs 5.4 us a call on the H100 host
+    empty, empty_like, stream_of = torch.empty_strided, torch.empty_like, raw_stream_getter()
 
-    def __init__(self, shape, dtype, launch, fill, device_id):
-        import torch
+    def elsewhere(call, x):  # the kernel lives in this device's context
+        with torch.cuda.device(device_id):
+            return call(x)
 
-        self.shape, self.dtype, self.launch, self.device_id = shape, torch_dtype(dtype), launch, device_id
-        self.strides = tuple(math.prod(shape[i + 1:]) for i in range(len(shape)))
-        self.fill = None if fill is None else np.asarray(fill).view(dtype).item()
-        self.device = torch.device("cuda", device_id)
-        self.stream_of = raw_stream_getter()
-        self.empty, self.empty_like = torch.empty_strided, torch.empty_like
-        from cupy.cuda import runtime
+    if launch is None:
+        value = None if fill is None else np.asarray(fill).view(dtype).item()
 
-        self.current_device = runtime.getDevice
-        nbytes = math.prod(shape) * np.dtype(dtype).itemsize
-        # stream -> the next result, allocated while that stream was current (torch's caching
-        # allocator hands a block back to the stream it was allocated on)
-        self.spares = {} if launch is not None and nbytes <= SPARE_RESULT_BYTES else None
+        def filled(x):
+            if current_device() != device_id:
+                return elsewhere(filled, x)
+            y = empty(shape, strides, dtype=t_dtype, device=device)
+            return y if value is None else y.fill_(value)
 
-    def __call__(self, x):
-        if self.current_device() != self.device_id:  # the kernel lives in this device's context
-            import torch
+        return filled
+    run = launch.run
+    # stream -> the next result, allocated while that stream was current (torch's caching
+    # allocator hands a block back to the stream it was allocated on)
+    spares = {} if math.prod(shape) * np.dtype(dtype).itemsize <= SPARE_RESULT_BYTES else None
 
-            with torch.cuda.device(self.device_id):
-                return self(x)
-        if self.launch is None:
-            y = self._new()
-            if self.fill is not None:
-                y.fill_(self.fill)
-            return y
-        stream, spares = self.stream_of(self.device_id), self.spares
+    def call(x):
+        if current_device() != device_id:
+            return elsewhere(call, x)
+        stream = stream_of(device_id)
         spare = spares.pop(stream, None) if spares is not None else None  # (a pop: one thread takes it)
         if spare is None:
-            y = self._new()
+            y = empty(shape, strides, dtype=t_dtype, device=device)
             y_ptr = y.data_ptr()
         else:
             y, y_ptr = spare
-        self.launch.run(x.data_ptr(), y_ptr, stream, self.device_id)
+        run(x.data_ptr(), y_ptr, stream, device_id)
         if spares is not None and stream != _PER_THREAD_STREAM:  # after the launch: the next call's result
             if len(spares) >= SPARE_STREAMS:
                 spares.clear()
-            nxt = self.empty_like(y)  # (y's shape, strides, dtype and device: no arguments to parse)
+            nxt = empty_like(y)  # (y's shape, strides, dtype and device: no arguments to parse)
             spares[stream] = nxt, nxt.data_ptr()
         return y
 
-    def _new(self):
-        # empty_strided skips empty's memory-format handling: 3.7 vs 5.4 us a call on the H100 host
-        return self.empty(self.shape, self.strides, dtype=self.dtype, device=self.device)
+    return call
 
 
 def _torch_from_numpy(r):

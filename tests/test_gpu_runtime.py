@@ -110,7 +110,7 @@ def test_results_allocated_ahead_are_distinct_and_right_on_every_stream(shape, a
 
 @pytest.mark.parametrize("shape, axis", [((4096, 37), 0), ((33, 5), 1), ((2048, 3000), 1)])
 def test_torch_results_allocated_ahead_are_distinct_and_right_on_every_stream(shape, axis):
-    """The same for CUDA torch tensors (interop.TorchCall): torch's streams taken in turns, every
+    """The same for CUDA torch tensors (interop.prepare_torch): torch's streams taken in turns, every
     result its own tensor, right, and still right after the next calls on its stream."""
     torch = pytest.importorskip("torch")
     host = np.random.default_rng(6).standard_normal(shape).astype(np.float32)
