@@ -39,3 +39,15 @@ def test_a_measured_row_prints_as_one_line_and_a_wrong_one_says_so():
     line = sweep.progress_line(row)
     assert line == "sum float16 (1000, 8) over (1,): 2678 GB/s, torch 361 cupy 3008"
     assert sweep.progress_line(dict(row, ok=False)).endswith(" WRONG")
+
+
+def test_the_summary_counts_the_cases_at_the_share_of_their_cap():
+    """BENCH.md's target for one call over 64 MB or more: `pct_ceiling` at least CAP_TARGET of
+    `pct_cap`, the read-ceiling kernel over the same bytes (rows of smaller inputs carry no cap)."""
+    def row(pct, cap=None):
+        r = {"op": "sum", "dtype": "complex64", "shape": [1000, 8], "axes": [0], "ok": True, "vs_best_peer": 1.1,
+             "pct_ceiling": pct}
+        return r if cap is None else dict(r, pct_cap=cap)
+
+    rows = [row(80.0, 88.0), row(79.0, 88.0), row(90.0, 100.0), row(5.0)]
+    assert "2/3 at >= 90% of %cap (64 MB and more)" in sweep.summary(rows, 4400.0)

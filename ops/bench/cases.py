@@ -114,7 +114,7 @@ CAP_MIN_BYTES = 64 << 20
 def add_cap(row: dict, nbytes: int, ceiling: float) -> None:
     """`row["pct_cap"]` for an input of at least CAP_MIN_BYTES (see there)."""
     if nbytes >= CAP_MIN_BYTES:
-        row["pct_cap"] = 100 * timing.read_ceiling_gbps(nbytes) / ceiling
+        row["pct_cap"] = 100 * timing.cap_gbps(nbytes) / ceiling
 
 
 def run_gpu_case(case: Case, op: str, ceiling: float, dtype=None, repeat: int = 30) -> Optional[dict]:

@@ -101,7 +101,7 @@ def median_us_cpu(fn: Callable[[], object], warmup: int = 1, repeat: int = 10) -
 
 
 def read_ceiling_gbps(nbytes: int = CEILING_BYTES) -> float:
-    """Device read bandwidth in GB/s, measured now, in this process."""
+    """Device read bandwidth in GB/s, measured now, in this process (`cap_gbps`: once a size)."""
     import cupy
 
     n = nbytes // 16
@@ -112,3 +112,14 @@ def read_ceiling_gbps(nbytes: int = CEILING_BYTES) -> float:
     us = median_us(lambda: kernel((blocks,), (256,), (buf, cupy.int64(n), sink)))
     del buf
     return n * 16 / us / 1e3
+
+
+_caps: Dict[int, float] = {}
+
+
+def cap_gbps(nbytes: int) -> float:
+    """The read-ceiling kernel over `nbytes`, timed as every call is (`read_ceiling_gbps`), measured
+    once a size in a process: a sweep's many inputs of one size share it."""
+    if nbytes not in _caps:
+        _caps[nbytes] = read_ceiling_gbps(nbytes)
+    return _caps[nbytes]
