@@ -28,6 +28,8 @@ from typing import Dict, List, Optional, Tuple
 ROOT = Path(__file__).resolve().parent.parent
 #: The share of the read ceiling the project aims for (as ops/bench/sweep.py's TARGET).
 TARGET_PCT = 85.0
+#: The share of `%cap` one call of 64 MB and more aims for (as ops/bench/sweep.py's CAP_TARGET).
+CAP_TARGET = 0.90
 
 REPRODUCE = """\
 ```bash
@@ -186,6 +188,10 @@ def _span(values: List[float]) -> str:
     return low if low == high else f"{low}-{high}"
 
 
+def _at_cap(row: dict) -> bool:
+    return row["pct_ceiling"] >= CAP_TARGET * row["pct_cap"]
+
+
 def sweep_section(entries) -> List[str]:
     out = []
     for name, data in entries:
@@ -196,18 +202,24 @@ def sweep_section(entries) -> List[str]:
                    and not (len(r["shape"]) == 2 and r["shape"][1] < 2)]
         high = sum(1 for p in counted if p >= TARGET_PCT)
         median = f"{statistics.median(counted):.1f}%" if counted else "n/a"
+        capped = [r for r in rows if r.get("pct_cap")]  # (sweeps written before rows carried their cap: none)
+        at_cap = (f"; {sum(_at_cap(r) for r in capped)}/{len(capped)} at {CAP_TARGET:.0%} of %cap or more"
+                  if capped else "")
         out.append(f"`{name}`: {len(rows)} cases; {ahead} at or faster than the best peer; {wrong} wrong; "
                    f"{high}/{len(counted)} at {TARGET_PCT:.0f}% of the ceiling or more (W >= 2), median {median}"
-                   + (f"; ceiling {ceiling:.0f} GB/s" if ceiling else "") + ".\n")
-        groups: Dict[Tuple[str, str, str], List[float]] = {}
+                   + at_cap + (f"; ceiling {ceiling:.0f} GB/s" if ceiling else "") + ".\n")
+        groups: Dict[Tuple[str, str, str], List[dict]] = {}
         for r in rows:
             family = f"axis {r['axes'][0]}" if len(r["shape"]) == 2 else "layouts"
-            groups.setdefault((r["op"], r["dtype"], family), []).append(r.get("pct_ceiling") or 0.0)
-        out.append("| op | dtype | family | cases | median % ceiling | at >= 85% |")
-        out.append("| --- | --- | --- | ---: | ---: | ---: |")
-        for (op, dtype, family), pcts in groups.items():
+            groups.setdefault((r["op"], r["dtype"], family), []).append(r)
+        out.append(f"| op | dtype | family | cases | median % ceiling | at >= 85% | at >= {CAP_TARGET:.0%} of %cap |")
+        out.append("| --- | --- | --- | ---: | ---: | ---: | ---: |")
+        for (op, dtype, family), group in groups.items():
+            pcts = [r.get("pct_ceiling") or 0.0 for r in group]
+            caps = [r for r in group if r.get("pct_cap")]
             out.append(f"| {op} | {dtype} | {family} | {len(pcts)} | {statistics.median(pcts):.1f}% "
-                       f"| {sum(p >= TARGET_PCT for p in pcts)} |")
+                       f"| {sum(p >= TARGET_PCT for p in pcts)} "
+                       f"| {f'{sum(_at_cap(r) for r in caps)}/{len(caps)}' if caps else ''} |")
         out.append("")
     return out
 

@@ -89,3 +89,20 @@ def test_a_missing_folder_is_reported_not_a_crash(tmp_path):
 def test_the_committed_asv_results_render():
     text = _generator().render(ROOT / "docs" / "no-such-folder", ROOT / "asv_benches" / "results")
     assert "## Latest asv results" in text and "full_1d_256M" in text
+
+
+def test_the_sweep_section_counts_the_cases_at_90_percent_of_their_cap(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+
+    def row(w, axis, pct, cap):
+        return {"op": "sum", "dtype": "complex64", "shape": [1000, w], "axes": [axis], "MB": 268.4, "ok": True,
+                "vs_best_peer": 1.1, "pct_ceiling": pct, "pct_cap": cap}
+
+    rows = [row(3, 0, 80.0, 88.0), row(4, 0, 70.0, 88.0), row(3, 1, 85.0, 90.0)]
+    (data / "sweep_complex.json").write_text(json.dumps({"ceiling_GBps": 4380.0, "rows": rows}))
+    out = tmp_path / "performance.md"
+    assert _generator().main(["--data", str(data), "--asv", str(tmp_path / "none"), "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "2/3 at 90% of %cap or more" in text
+    assert "| sum | complex64 | axis 0 | 2 | 75.0% | 0 | 1/2 |" in text
