@@ -275,8 +275,7 @@ def prepare_torch(shape, dtype, launch, fill, device_id):
     """The prepared call for one CUDA-tensor signature: launch on torch's current stream into a
     result from torch's allocator (set aside by the previous call on that stream,
     `SPARE_RESULT_BYTES`). No CuPy objects per call; a closure over its constants, as
-    ops/gpu_backend.py's `prepare_call` is (a class's `__call__` and its attributes cost more on the
-    hot path)."""
+    ops/gpu_backend.py's `prepare_call` is."""
     import torch
     from cupy.cuda import runtime
 
