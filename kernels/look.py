@@ -143,8 +143,9 @@ def any_match(kind: str, ptr: int, count: int, dtype: np.dtype, stream_ptr: int,
     if runtime.getDevice() != device_id:
         with cupy.cuda.Device(device_id):
             return any_match(kind, ptr, count, dtype, stream_ptr, device_id)
-    count *= parts(dtype)
-    function = _function(device_id, dtype.itemsize // parts(dtype))
+    words = parts(dtype)
+    count *= words
+    function = _function(device_id, dtype.itemsize // words)
     buffers = _thread_buffers()
     buffers.flag[0] = 0
     buffers.params[:] = (ptr, count, bits[0], bits[1], buffers.pinned.ptr)

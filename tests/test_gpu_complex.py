@@ -19,6 +19,7 @@ cp = pytest.importorskip("cupy")
 pytestmark = pytest.mark.gpu
 
 from test_gpu import FLAT_SHAPES, STAGED_SHAPES, poison_pool  # noqa: E402
+from test_gpu_family import _said  # noqa: E402
 
 #: Rows (inner), columns (outer), split rows and columns, one long run, several reduced dims,
 #: flat runs and staged spans (complex Welford's 64-byte state: spans of whole reductions, and kept
@@ -156,17 +157,6 @@ LOOKED = {"nanmean": "Mean of empty slice", "nanmax": "All-NaN slice encountered
           "nanmin": "All-NaN slice encountered", "nanargmax": None, "nanargmin": None}
 
 
-def _heard(fn):
-    """(the result, or None where it raised; the RuntimeWarnings' messages, or the ValueError's)."""
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            result = fn()
-    except ValueError as exc:
-        return None, [str(exc)]
-    return result, [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
-
-
 @pytest.mark.parametrize("part", ["real", "imag", "both", "none"])
 @pytest.mark.parametrize("shape,axis", [((512, 1000), 1), ((1000, 512), 0), ((64, 32, 300), 2), ((300_001, 2), 1)],
                          ids=str)
@@ -191,7 +181,7 @@ def test_a_slice_of_complex_nans_is_looked_at_part_by_part(dtype, shape, axis, p
             nan = {"real": complex(np.nan, 1.0), "imag": complex(1.0, np.nan), "both": complex(np.nan, np.nan)}[part]
             x[where] = nan
         expect = [] if part == "none" else [message or "All-NaN slice encountered"]
-        want = _heard(lambda: COMPLEX_OPS[name][1](x.astype(np.complex128), axis=axis))[0]
+        want = _said(COMPLEX_OPS[name][1], x.astype(np.complex128), axis)[0]
         xd = cp.asarray(x)
         inputs = [xd]
         if name == "nanmean":
@@ -199,7 +189,7 @@ def test_a_slice_of_complex_nans_is_looked_at_part_by_part(dtype, shape, axis, p
             inputs.append(torch.from_dlpack(xd))
         for x_in in inputs:
             for call in range(3):
-                got, said = _heard(lambda: COMPLEX_OPS[name][0](x_in, axis=axis))
+                got, said = _said(COMPLEX_OPS[name][0], x_in, axis)
                 assert said == expect, (name, call, type(x_in).__name__)
                 if got is not None:
                     got = got.cpu().numpy() if hasattr(got, "cpu") else cp.asnumpy(got)
