@@ -59,6 +59,14 @@ MAX_TILE_ROWS = 4
 #: ReduceInner's rows where lanes share inputs off the grid ((262144, 259) 263.5 -> 164.7 us, 2026-11-25).
 INPUTS_TILE_ROWS = 2
 
+#: A scalar's run shorter than one step of its lanes, under this many loads a lane: half the lanes, each
+#: holding its share whole (H200, 256 MB, kernel alone: rows of 33 vectors 62.6-67.8 -> 90.0-91.9% of
+#: the ceiling; shares of 3 kept: float32 rows of 12 vectors lost 7% at two lanes, 2026-12-01) ...
+LANE_MIN_LOADS = 3
+
+#: ... in a tile of at most this many rows (8: two lanes of 8 ran 0.82-0.87x four of 4, 2026-12-01).
+LANE_MAX_LOADS = 6
+
 #: Loads in flight a thread over short aligned rows, several side by side (H200, 256 MB: float64 rows of 4
 #: 92.1 -> 79.9 us, complex64 rows of 2 110.6 -> 96.8, float16 rows of 8 104.9 -> 72.7; 4 and 8 alike, 2026-11-28).
 SHORT_ROW_VECTORS = 8

@@ -22,7 +22,7 @@ SMALL = SimpleNamespace(BLOCK_THREADS=64, MAX_COL_SHARED_BYTES=8192, BLOCKS_PER_
                         MISALIGNED_COL_TILE_ROWS=3, STAGE_VECTORS=1, STAGE_VECTORS_DIRECT=2, STAGE_MAX_SLOTS=2, STAGE_MAX_STATE_SLOTS=2,
                         STAGE_MAX_RUN_BYTES=2048, STAGE_WORD_MAX_RUN_BYTES=4096, STAGE_WORD_MIN_RUN_BYTES=4, STAGE_MAX_COLUMN_BYTES=512, STAGE_MAX_WIDE_COLUMN_BYTES=256, STAGE_ALIGNED_RUN_BYTES=4096, STAGE_FEW_ROW_COLUMN_BYTES=256, STAGE_FEW_ROW_NARROW_COLUMN_BYTES=128,
                         STAGE_COMBINE_TRIPS=64, STAGE_MAX_COMBINE_TRIPS=64, STAGE_MAX_COMBINE_TRIPS_1_BYTE=64, STAGE_MIN_BLOCKS_PER_SM=2,
-                        STAGE_MIN_SPAN_VECTORS_PER_THREAD=0, STAGE_MIN_WHOLE_SPAN_VECTORS_PER_THREAD=0, INNER_MIN_BLOCKS=4, BLOCK_ROW_IDLE_PER_BLOCK=1 / 16, INNER_SPILL_MIN_BLOCKS=3, HEAVY_COL_MIN_BLOCKS=4, STATE_BLOCK_ROW_STEPS=2, STATE_LANE_STEPS=2, LANE_MAX_VECTORS=4, LANE_PAIR_MAX_ACC_BYTES=32, COL_ROW_STEPS=4, STATE_COL_TILE_BYTES=64,
+                        STAGE_MIN_SPAN_VECTORS_PER_THREAD=0, STAGE_MIN_WHOLE_SPAN_VECTORS_PER_THREAD=0, INNER_MIN_BLOCKS=4, BLOCK_ROW_IDLE_PER_BLOCK=1 / 16, INNER_SPILL_MIN_BLOCKS=3, HEAVY_COL_MIN_BLOCKS=4, STATE_BLOCK_ROW_STEPS=2, STATE_LANE_STEPS=2, LANE_MAX_VECTORS=4, LANE_PAIR_MAX_ACC_BYTES=32, LANE_MIN_LOADS=3, LANE_MAX_LOADS=6, COL_ROW_STEPS=4, STATE_COL_TILE_BYTES=64,
                         MAX_COL_ACC_BYTES=64, MIN_WAVE_FILL=0.8, SPLIT_FILL_SLACK=0.05, STAGE_ROW_BANK_WAYS=2, STAGE_DIRECT_RUN_FILL=2, STAGE_RUN_LANE_ELEMENTS=4,
                         STAGE_DIRECT_ROWS=4, STAGE_DIRECT_FOLDS=16, STAGE_DIRECT_ACC_BYTES=32, STAGE_DIRECT_REFOLDS=0.5, STAGE_MAX_ACC_BYTES=32, STAGE_MAX_DIRECT_ACC_BYTES=64, STAGE_WIDE_MAX_RUN_BYTES=1024,
                         STAGE_WIDE_STATE_SLOTS=1, STAGE_WIDE_COLUMN_VECTORS=1, STAGE_STATE_OUTER_BUSY=0.5, STAGE_WIDE_OUTER_BUSY=1 / 3,
@@ -276,6 +276,23 @@ def test_short_rows_of_three_vectors_side_by_side_read_every_row_once(shape, ite
     axes = (len(shape) - 1,)
     cfg = check_coverage(view, axes, list(range(len(shape) - 1)), 1, 0, tuning)
     assert cfg.kernel == "inner" and cfg.rows == 2 and cfg.ny == 3, cfg
+
+
+#: Rows of V vectors under LANE_MIN_LOADS loads a lane at the lanes a step needs: half the lanes, each
+#: holding its share whole in a tile of 5 or 6 (SMALL's grid of 5: grid-stride over the rows; aligned
+#: runs left to ReduceInner, as the policy's are): V = 5, 33, 65, 11, 23.
+WHOLE_SHARE_CASES = [((300, 20), 4, 1, 5), ((300, 66), 8, 8, 5), ((97, 65), 16, 16, 5), ((410, 44), 4, 2, 6),
+                     ((33, 3, 92), 4, 4, 6)]
+
+
+@pytest.mark.parametrize("shape,itemsize,lanes,ny", WHOLE_SHARE_CASES)
+def test_lanes_holding_their_share_of_a_row_whole_read_every_element_once(shape, itemsize, lanes, ny):
+    aligned_runs = {k: getattr(policy, k) for k in dir(policy) if k.startswith(("STAGE_ALIGNED", "STAGE_STRADDLING", "SECTOR"))}
+    tuning = SimpleNamespace(**{**vars(SMALL), **aligned_runs})
+    view = np.empty(shape, f"u{itemsize}" if itemsize <= 8 else "c16")
+    axes = (len(shape) - 1,)
+    cfg = check_coverage(view, axes, list(range(len(shape) - 1)), 1, 0, tuning)
+    assert cfg.kernel == "inner" and (cfg.lanes, cfg.ny) == (lanes, ny), cfg
 
 
 @pytest.mark.parametrize("acc_itemsize", [16, 32, 48])

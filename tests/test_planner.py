@@ -105,6 +105,27 @@ def test_rows_of_fewer_vectors_than_a_step_take_fewer_rows_in_flight():
     assert ny((1 << 16, 4096), 4) == policy.MAX_TILE_ROWS
 
 
+def test_lanes_under_three_loads_of_a_row_halve_and_hold_their_share_whole():
+    """A scalar's run that one step covers with fewer than LANE_MIN_LOADS loads a lane takes half the
+    lanes, each holding its share whole (at most LANE_MAX_LOADS); shares of three or more keep the
+    step's lanes, and a state, several inputs and float16's tile of 4 rows keep theirs (policy.py)."""
+    def tile(vectors, itemsize=4, **kw):
+        width = vectors * 16 // itemsize
+        cfg = config.plan((1 << 28 // (16 * vectors), width), (width, 1), (1,), (1,), itemsize, itemsize, 132,
+                          acc_itemsize=kw.pop("acc_itemsize", 8), **kw)
+        return cfg.kernel, cfg.lanes, cfg.ny
+
+    assert tile(33) == tile(33, 16, acc_itemsize=16) == ("inner", 8, 5)  # 16 lanes of 2-3 loads before
+    assert [tile(v)[1:] for v in (5, 9, 11, 17, 23, 65)] == [(1, 5), (2, 5), (2, 6), (4, 5), (4, 6), (16, 5)]
+    assert [tile(v)[1:] for v in (4, 6, 8, 12, 24, 96, 129)] == [(1, 4), (2, 4), (2, 4), (4, 4), (8, 4), (32, 4), (32, 4)]
+    for vectors in (5, 33, 65):
+        share = -(-vectors // (tile(vectors)[1]))
+        assert policy.LANE_MIN_LOADS < share <= policy.LANE_MAX_LOADS
+    assert tile(33, 4, state=True, acc_itemsize=16)[2] <= policy.MAX_TILE_ROWS
+    assert tile(33, 4, inputs=2)[1:] == (16, 4)
+    assert tile(33, 2)[1:] == (16, 4)  # float16: 8 elements a vector, 32 a tile (MAX_TILE_ELEMENTS)
+
+
 def test_an_8_byte_accumulator_takes_a_block_a_row_from_two_block_steps():
     """A scalar accumulator of 8 bytes (a float32 sum in float64, float64 data) takes a block an
     output only where its row walks WIDE_ACC_BLOCK_ROW_STEPS steps of the block, a 4-byte one from

@@ -150,6 +150,21 @@ def _walks_elements(rows: _Rows, lanes: int, ny: int) -> bool:
     return rows.vec > 1 and not rows.layout.words and rows.vectors * rows.vec < lanes * ny
 
 
+def _whole_shares(rows: _Rows, lanes: int, ny: int, row_blocks: int) -> Tuple[int, int, int]:
+    """(lanes, ny, row blocks) for a scalar's run that one step of its lanes covers with fewer than
+    LANE_MIN_LOADS loads a lane (rows of 33 vectors: 16 lanes of 4, two or three loads each): half the
+    lanes, each holding its share of the run whole, up to LANE_MAX_LOADS loads. A lane's loads in flight
+    are what keeps the memory busy; a state's and several inputs' tiles keep their registers."""
+    t, vectors = rows.tuning, rows.vectors
+    if rows.traits.state or rows.traits.inputs > 1 or not 1 < lanes <= t.WARP_SIZE or vectors > lanes * ny:
+        return lanes, ny, row_blocks
+    half = lanes // 2
+    share = ceil(vectors, half)
+    if vectors >= t.LANE_MIN_LOADS * lanes or share > rows.budget.tile_rows(rows.vec, t, t.LANE_MAX_LOADS):
+        return lanes, ny, row_blocks
+    return half, share, ceil(rows.layout.num_out, t.BLOCK_THREADS // half)
+
+
 def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) -> InnerPlan:
     """ReduceInner's launch. Short aligned runs are walked as one flat sequence of vectors (see
     FLAT_RUN_MAX_STEPS; a 16-byte element is a vector, so its runs of any length), and runs off the
@@ -180,6 +195,8 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) 
         if shared[0] >= tuning.WARP_SIZE:
             shared_lanes, ny, (lanes, row_blocks) = True, shared_ny, shared
             split_target = budget.split_target(sm_count, tuning, tuning.INPUTS_SPLIT_BLOCKS_PER_SM)
+    if not (flat or shared_lanes):
+        lanes, ny, row_blocks = _whole_shares(rows, lanes, ny, row_blocks)
     split = rows.splits(lanes, ny, row_blocks, flat, split_target)
     num_out, num_splits = layout.num_out, split["num_splits"]
     whole_rows = lanes == 1 and ny == pow2_at_least(rows.vectors) and num_splits == 1  # a lane's tile holds its row
