@@ -26,8 +26,9 @@ from . import timing
 from .cases import add_cap, make_input, time_against_peers
 from .peers import OPS, check_result
 
-#: Every width from 1 to 64, then odd ones (and 2^k - 1) up to about 10,000.
-WIDTHS = list(range(1, 65)) + [65, 99, 127, 255, 257, 511, 1001, 1023, 2047, 4095, 9999]
+#: Every width from 1 to 64, then odd ones (and 2^k - 1) up to about 10,000, and float32 rows of 33 and 65
+#: aligned vectors (132, 260), where a step of lanes once left half its loads idle.
+WIDTHS = list(range(1, 65)) + [65, 99, 127, 132, 255, 257, 260, 511, 1001, 1023, 2047, 4095, 9999]
 
 #: (op, dtype) pairs of the width family.
 KINDS = [("sum", "float32"), ("sum", "float16"), ("any", "bool"), ("sum", "complex64"), ("sum", "complex128")]
