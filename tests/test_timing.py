@@ -3,6 +3,8 @@ then timed in interleaved rounds, each for its share of the calls; slow ones twi
 from __future__ import annotations
 
 import math
+import os
+from types import SimpleNamespace
 from pathlib import Path
 
 import pytest
@@ -45,6 +47,30 @@ def test_an_ab_puts_each_tree_first_in_turn(monkeypatch, tmp_path):
     first = [order[2 * k] for k in range(1, 5)]  # the timed rounds' first trees
     assert first[0] == first[2] == tmp_path.resolve() != first[1] == first[3]
     assert rows[0]["ratio"] == 1.0 and len(rows[0]["a_all"]) == 4
+
+
+def test_an_abs_processes_run_on_one_core(monkeypatch):
+    """`--ab` pins every child process to the same core (`one_core`), where the system can pin: an
+    unpinned second process ran host-bound calls slower whatever its tree's code."""
+    from ops.bench import ab
+
+    seen = {}
+
+    def run(*args, preexec_fn=None, **kw):
+        if preexec_fn is not None:
+            seen["pin"] = preexec_fn
+        return SimpleNamespace(returncode=0, stdout='{"case": "c", "us": 1.0}\n', stderr="")
+
+    monkeypatch.setattr(ab.subprocess, "run", run)
+    assert ab._child(Path("."), [], False, 1) == {"c": 1.0}
+    if hasattr(os, "sched_getaffinity"):
+        assert ab.one_core() in os.sched_getaffinity(0)
+        pinned = []
+        monkeypatch.setattr(ab.os, "sched_setaffinity", lambda pid, cores: pinned.append((pid, cores)))
+        seen["pin"]()
+        assert pinned == [(0, {ab.one_core()})]
+    else:
+        assert ab.one_core() is None and "pin" not in seen
 
 
 def test_an_ab_times_each_tree_in_a_process_of_its_own(tmp_path):

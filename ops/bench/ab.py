@@ -2,9 +2,11 @@
 checkout, say `git worktree add /tmp/base <commit>`). Each tree times the same cases in a process of
 its own (`PYTHONPATH` the tree), the two in turns: a warm-up round of each (compiles, discarded),
 then `rounds` rounds, each tree first in every other round (the second process of a round ran 2-5%
-slower over 256 MB, up to 15% over 16 MB, on the same plans: H200, 2026-11-28). A case's time is
-the best of its rounds' medians, so what drifts between processes (the host, the clocks) falls on
-both. The child process uses only the public API
+slower over 256 MB, up to 15% over 16 MB, on the same plans: H200, 2026-11-28). Every process runs
+on the same one core (`one_core`): unpinned, whichever tree ran second ran up to 30% slower on
+host-bound small calls whatever its code, pinned about 10% (H200, 2026-12-01, docs/tuning.md session
+23). A case's time is the best of its rounds' medians, so what drifts between processes (the host,
+the clocks) falls on both. The child process uses only the public API
 (`ops.reduce_<op>`) and CUDA events (a GPU) or wall time (the NumPy backend, no GPU), so any older
 tree can be measured.
 """
@@ -15,7 +17,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from .cases import cpu_shape, load_cases
 
@@ -85,11 +87,21 @@ for name, op, shape, axis, dtype in cases:
 """
 
 
+def one_core() -> Optional[int]:
+    """The core every child process runs on: the last this process may use (None where the system
+    cannot pin a process)."""
+    if not hasattr(os, "sched_getaffinity"):
+        return None
+    return max(os.sched_getaffinity(0))
+
+
 def _child(tree: Path, todo, gpu: bool, repeat: int) -> Dict[str, float]:
-    """One round of one tree: case -> median us (None: the tree refused the case)."""
+    """One round of one tree, on `one_core`: case -> median us (None: the tree refused the case)."""
     env = dict(os.environ, PYTHONPATH=str(tree))
+    core = one_core()
+    pin = None if core is None else (lambda: os.sched_setaffinity(0, {core}))
     done = subprocess.run([sys.executable, "-c", CHILD], input=json.dumps([todo, gpu, repeat]), text=True,
-                          capture_output=True, cwd=tree, env=env, check=False)
+                          capture_output=True, cwd=tree, env=env, check=False, preexec_fn=pin)
     if done.returncode:
         raise RuntimeError(f"--ab: the tree at {tree} failed:\n{done.stderr[-2000:]}")
     return {row["case"]: row.get("us") for row in map(json.loads, done.stdout.splitlines())}
