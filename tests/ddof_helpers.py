@@ -63,8 +63,11 @@ def check(name: str, got, x: np.ndarray, axis, ddof, warned: bool) -> None:
     natural = np.float64 if x.dtype.kind in "biu" else x.dtype
     assert got.dtype == natural and got.shape == expect.shape, (got.dtype, got.shape, expect.shape)
     rtol = {2: 3e-3, 4: 2e-6}.get(got.dtype.itemsize, 1e-12)
+    # a result in the dtype's subnormals is rounded to their fixed spacing (float16's 6e-8: the
+    # variance of two values 0.002 apart, 1.27e-6, is 1.25e-6 correctly rounded), not to rtol
+    atol = np.finfo(got.dtype).smallest_subnormal
     g = got.astype(np.float64)
     same = (g == expect) | (np.isnan(g) & np.isnan(expect))
     with np.errstate(invalid="ignore"):  # inf - inf where both are inf (`same` holds there)
-        close = np.abs(g - expect) <= rtol * np.abs(expect) + 1e-300
+        close = np.abs(g - expect) <= rtol * np.abs(expect) + atol
     assert (same | close).all(), (name, ddof, axis, got, expect)
