@@ -64,7 +64,8 @@ INPUTS_TILE_ROWS = 2
 #: the ceiling; shares of 3 kept: float32 rows of 12 vectors lost 7% at two lanes, 2026-12-01) ...
 LANE_MIN_LOADS = 3
 
-#: ... in a tile of at most this many rows (8: two lanes of 8 ran 0.82-0.87x four of 4, 2026-12-01).
+#: ... in a tile of at most this many rows, which also holds a warp's run of a few steps in one (rows of
+#: 130 vectors 81.1-88.3 -> 63.4-72.1 us; 8: two lanes of 8 ran 0.82-0.87x four of 4, 2026-12-01).
 LANE_MAX_LOADS = 6
 
 #: Loads in flight a thread over short aligned rows, several side by side (H200, 256 MB: float64 rows of 4

@@ -279,10 +279,11 @@ def test_short_rows_of_three_vectors_side_by_side_read_every_row_once(shape, ite
 
 
 #: Rows of V vectors under LANE_MIN_LOADS loads a lane at the lanes a step needs: half the lanes, each
-#: holding its share whole in a tile of 5 or 6 (SMALL's grid of 5: grid-stride over the rows; aligned
-#: runs left to ReduceInner, as the policy's are): V = 5, 33, 65, 11, 23.
+#: holding its share whole in a tile of 5 or 6, and a warp's run of two steps one step of its share
+#: (SMALL's grid of 5: grid-stride over the rows; aligned runs left to ReduceInner, as the policy's
+#: are): V = 5, 33, 65, 11, 23, 130, 191.
 WHOLE_SHARE_CASES = [((300, 20), 4, 1, 5), ((300, 66), 8, 8, 5), ((97, 65), 16, 16, 5), ((410, 44), 4, 2, 6),
-                     ((33, 3, 92), 4, 4, 6)]
+                     ((33, 3, 92), 4, 4, 6), ((41, 260), 8, 32, 5), ((7, 3, 191), 16, 32, 6)]
 
 
 @pytest.mark.parametrize("shape,itemsize,lanes,ny", WHOLE_SHARE_CASES)

@@ -107,8 +107,9 @@ def test_rows_of_fewer_vectors_than_a_step_take_fewer_rows_in_flight():
 
 def test_lanes_under_three_loads_of_a_row_halve_and_hold_their_share_whole():
     """A scalar's run that one step covers with fewer than LANE_MIN_LOADS loads a lane takes half the
-    lanes, each holding its share whole (at most LANE_MAX_LOADS); shares of three or more keep the
-    step's lanes, and a state, several inputs and float16's tile of 4 rows keep theirs (policy.py)."""
+    lanes, each holding its share whole (at most LANE_MAX_LOADS), and a warp's run of a few steps one
+    step of its share; shares of three or more keep the step's lanes, and a state, several inputs and
+    float16's tile of 4 rows keep theirs (policy.py)."""
     def tile(vectors, itemsize=4, **kw):
         width = vectors * 16 // itemsize
         cfg = config.plan((1 << 28 // (16 * vectors), width), (width, 1), (1,), (1,), itemsize, itemsize, 132,
@@ -117,7 +118,10 @@ def test_lanes_under_three_loads_of_a_row_halve_and_hold_their_share_whole():
 
     assert tile(33) == tile(33, 16, acc_itemsize=16) == ("inner", 8, 5)  # 16 lanes of 2-3 loads before
     assert [tile(v)[1:] for v in (5, 9, 11, 17, 23, 65)] == [(1, 5), (2, 5), (2, 6), (4, 5), (4, 6), (16, 5)]
-    assert [tile(v)[1:] for v in (4, 6, 8, 12, 24, 96, 129)] == [(1, 4), (2, 4), (2, 4), (4, 4), (8, 4), (32, 4), (32, 4)]
+    assert [tile(v)[1:] for v in (4, 6, 8, 12, 24, 96, 128)] == [(1, 4), (2, 4), (2, 4), (4, 4), (8, 4), (32, 4), (32, 4)]
+    # a warp's run of two steps, the second short (rows of 130: 128 and 2), in one step of its share
+    assert [tile(v)[1:] for v in (129, 130, 160, 161, 192)] == [(32, 5), (32, 5), (32, 5), (32, 6), (32, 6)]
+    assert [tile(v)[1:] for v in (193, 257)] == [(32, 4), (32, 4)]  # shares of 7 and 9: steps of 4
     for vectors in (5, 33, 65):
         share = -(-vectors // (tile(vectors)[1]))
         assert policy.LANE_MIN_LOADS < share <= policy.LANE_MAX_LOADS

@@ -151,16 +151,22 @@ def _walks_elements(rows: _Rows, lanes: int, ny: int) -> bool:
 
 
 def _whole_shares(rows: _Rows, lanes: int, ny: int, row_blocks: int) -> Tuple[int, int, int]:
-    """(lanes, ny, row blocks) for a scalar's run that one step of its lanes covers with fewer than
-    LANE_MIN_LOADS loads a lane (rows of 33 vectors: 16 lanes of 4, two or three loads each): half the
-    lanes, each holding its share of the run whole, up to LANE_MAX_LOADS loads. A lane's loads in flight
-    are what keeps the memory busy; a state's and several inputs' tiles keep their registers."""
+    """(lanes, ny, row blocks) where a scalar's lanes would hold few loads of their run: a run that one
+    step covers with fewer than LANE_MIN_LOADS loads a lane (rows of 33 vectors: 16 lanes of 4, two or
+    three loads each) takes half the lanes, each holding its share whole; a warp's run of a few steps
+    (rows of 130 vectors: a step of 128 and one of 2) takes one step of its share. At most
+    LANE_MAX_LOADS loads either way. A lane's loads in flight are what keeps the memory busy; a
+    state's and several inputs' tiles keep their registers."""
     t, vectors = rows.tuning, rows.vectors
-    if rows.traits.state or rows.traits.inputs > 1 or not 1 < lanes <= t.WARP_SIZE or vectors > lanes * ny:
+    if rows.traits.state or rows.traits.inputs > 1 or not 1 < lanes <= t.WARP_SIZE:
         return lanes, ny, row_blocks
+    most = rows.budget.tile_rows(rows.vec, t, t.LANE_MAX_LOADS)
+    if vectors > lanes * ny:  # a warp's steps
+        share = ceil(vectors, lanes)
+        return (lanes, share, row_blocks) if share <= most else (lanes, ny, row_blocks)
     half = lanes // 2
     share = ceil(vectors, half)
-    if vectors >= t.LANE_MIN_LOADS * lanes or share > rows.budget.tile_rows(rows.vec, t, t.LANE_MAX_LOADS):
+    if vectors >= t.LANE_MIN_LOADS * lanes or share > most:
         return lanes, ny, row_blocks
     return half, share, ceil(rows.layout.num_out, t.BLOCK_THREADS // half)
 
