@@ -65,7 +65,7 @@ INPUTS_TILE_ROWS = 2
 LANE_MIN_LOADS = 3
 
 #: ... in a tile of at most this many rows, which also holds a warp's run of a few steps in one (rows of
-#: 130 vectors 81.1-88.3 -> 63.4-72.1 us; 8: two lanes of 8 ran 0.82-0.87x four of 4, 2026-12-01).
+#: 130 vectors 81.1-88.2 -> 63.5-72.2 us; 8: two lanes of 8 ran 0.82-0.87x four of 4, 2026-12-01).
 LANE_MAX_LOADS = 6
 
 #: Loads in flight a thread over short aligned rows, several side by side (H200, 256 MB: float64 rows of 4

@@ -120,8 +120,10 @@ def test_lanes_under_three_loads_of_a_row_halve_and_hold_their_share_whole():
     assert [tile(v)[1:] for v in (5, 9, 11, 17, 23, 65)] == [(1, 5), (2, 5), (2, 6), (4, 5), (4, 6), (16, 5)]
     assert [tile(v)[1:] for v in (4, 6, 8, 12, 24, 96, 128)] == [(1, 4), (2, 4), (2, 4), (4, 4), (8, 4), (32, 4), (32, 4)]
     # a warp's run of two steps, the second short (rows of 130: 128 and 2), in one step of its share
-    assert [tile(v)[1:] for v in (129, 130, 160, 161, 192)] == [(32, 5), (32, 5), (32, 5), (32, 6), (32, 6)]
-    assert [tile(v)[1:] for v in (193, 257)] == [(32, 4), (32, 4)]  # shares of 7 and 9: steps of 4
+    assert [tile(v)[1:] for v in (129, 130, 160, 161, 191)] == [(32, 5), (32, 5), (32, 5), (32, 6), (32, 6)]
+    assert [tile(v)[1:] for v in (192, 193, 257)] == [(32, 4)] * 3  # a last step half full; shares of 7, 9
+    odd = config.plan((1 << 17, 257), (257, 1), (1,), (1,), 8, 8, 132, acc_itemsize=8)  # off the grid
+    assert (odd.lanes, odd.ny) == (32, 4)
     for vectors in (5, 33, 65):
         share = -(-vectors // (tile(vectors)[1]))
         assert policy.LANE_MIN_LOADS < share <= policy.LANE_MAX_LOADS

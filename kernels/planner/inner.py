@@ -154,21 +154,32 @@ def _whole_shares(rows: _Rows, lanes: int, ny: int, row_blocks: int) -> Tuple[in
     """(lanes, ny, row blocks) where a scalar's lanes would hold few loads of their run: a run that one
     step covers with fewer than LANE_MIN_LOADS loads a lane (rows of 33 vectors: 16 lanes of 4, two or
     three loads each) takes half the lanes, each holding its share whole; a warp's run of a few steps
-    (rows of 130 vectors: a step of 128 and one of 2) takes one step of its share. At most
-    LANE_MAX_LOADS loads either way. A lane's loads in flight are what keeps the memory busy; a
-    state's and several inputs' tiles keep their registers."""
+    (rows of 130 vectors: a step of 128 and one of 2) takes one step of its share where its last
+    step is under half full. At most LANE_MAX_LOADS loads either way, and runs of whole vectors on
+    the grid only (runs off it fold a vector fewer than counted: 257 float64 are a head and 128
+    vectors, one step). A lane's loads in flight are what keeps the memory busy; a state's and
+    several inputs' tiles keep their registers."""
     t, vectors = rows.tuning, rows.vectors
-    if rows.traits.state or rows.traits.inputs > 1 or not 1 < lanes <= t.WARP_SIZE:
+    if rows.traits.state or rows.traits.inputs > 1 or not 1 < lanes <= t.WARP_SIZE or not _whole_vectors(rows):
         return lanes, ny, row_blocks
     most = rows.budget.tile_rows(rows.vec, t, t.LANE_MAX_LOADS)
     if vectors > lanes * ny:  # a warp's steps
-        share = ceil(vectors, lanes)
-        return (lanes, share, row_blocks) if share <= most else (lanes, ny, row_blocks)
+        share, step = ceil(vectors, lanes), lanes * ny
+        if share <= most and 0 < vectors % step < step / 2:
+            return lanes, share, row_blocks
+        return lanes, ny, row_blocks
     half = lanes // 2
     share = ceil(vectors, half)
     if vectors >= t.LANE_MIN_LOADS * lanes or share > most:
         return lanes, ny, row_blocks
     return half, share, ceil(rows.layout.num_out, t.BLOCK_THREADS // half)
+
+
+def _whole_vectors(rows: _Rows) -> bool:
+    """Whether every run is whole vectors on the 16-byte grid (its start, its length, every stride)."""
+    layout, t = rows.layout, rows.tuning
+    return (rows.vec > 1 or layout.itemsize == t.LOAD_BYTES) and rows.inner.size % rows.vec == 0 and aligned(
+        layout.in_base, [d.in_stride for d in layout.kept + layout.red[:-1]], layout.itemsize, t.LOAD_BYTES)
 
 
 def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) -> InnerPlan:
