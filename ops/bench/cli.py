@@ -34,7 +34,7 @@ def _parse(argv):
                    help="instead of the public cases: GB/s against width of (N, W) arrays, both axes, float32 and "
                         "float16 sums and bool any, and 3-d/4-d layouts over every axis set (ops/bench/sweep.py); "
                         "--plot then draws GB/s against W")
-    p.add_argument("--widths", help="the sweep's widths, e.g. 1-64,127,1001 (default: 1-64 and 11 odd ones up to 9999)")
+    p.add_argument("--widths", help="the sweep's widths, e.g. 1-64,127,1001 (default: 1-64, 11 odd ones up to 9999, and 132 and 260)")
     p.add_argument("--no-layouts", action="store_true", help="the sweep without its 3-d/4-d layouts")
     p.add_argument("--no-widths", action="store_true", help="the sweep without its (N, W) widths: the layouts alone")
     p.add_argument("--kinds", help="the sweep's op:dtype pairs for both families, e.g. sum:float16,any:bool "
