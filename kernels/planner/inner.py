@@ -178,7 +178,7 @@ def _whole_shares(rows: _Rows, lanes: int, ny: int, row_blocks: int) -> Tuple[in
 def _whole_vectors(rows: _Rows) -> bool:
     """Whether every run is whole vectors on the 16-byte grid (its start, its length, every stride)."""
     layout, t = rows.layout, rows.tuning
-    return (rows.vec > 1 or layout.itemsize == t.LOAD_BYTES) and rows.inner.size % rows.vec == 0 and aligned(
+    return rows.vec * layout.itemsize == t.LOAD_BYTES and rows.inner.size % rows.vec == 0 and aligned(
         layout.in_base, [d.in_stride for d in layout.kept + layout.red[:-1]], layout.itemsize, t.LOAD_BYTES)
 
 
@@ -193,8 +193,7 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) 
     rows = _Rows(layout, traits, budget, tuning, sm_count, vec)
     ny = budget.tile_rows(vec, tuning)
     runs = inner.in_stride == 1 and rows.num_seg > 1  # contiguous runs, several an output
-    flat = (runs and vec * layout.itemsize == tuning.LOAD_BYTES and inner.size % vec == 0
-            and aligned(layout.in_base, [d.in_stride for d in layout.kept + segs], layout.itemsize, tuning.LOAD_BYTES))
+    flat = runs and _whole_vectors(rows)
     lanes, row_blocks = rows.group(rows.vectors * rows.num_seg if flat else rows.vectors, ny)
     if flat and rows.vectors >= tuning.FLAT_RUN_MAX_STEPS * lanes * ny:
         flat = False
