@@ -43,13 +43,15 @@ WIDE_ACC_BLOCK_ROW_STEPS = 2
 #: more shuffle round of state merges (complex64 var rows of 33 648.7 -> 140.1 us at 1 -> 8, H200, 2026-11-28).
 STATE_LANE_STEPS = 8
 
-#: Vectors one lane walks of a run alone, at most: longer runs take two lanes (float32 var rows of
-#: 128 103.7 -> 81.0 us at one -> two lanes, H200, 2026-11-28) ...
-LANE_MAX_VECTORS = 16
+#: A state's walk of at least this many vectors takes two lanes, whatever its accumulator: one lane
+#: alone reads 16 bytes of a row a load (H200, 256 MB, kernel alone: rows of 16 vectors float32 var
+#: 85.7 -> 70.4 us, complex128 var 0.78x; complex64 var rows of 32 vectors 90.0 -> 73.4, 2026-12-02).
+LANE_PAIR_MIN_VECTORS = 16
 
-#: ... where the accumulator is at most this: a larger state's merge costs more than a second lane
-#: saves (complex64 var rows of 64 112.9 us at one lane, 123.8 at two, H200, 2026-11-28).
-LANE_PAIR_MAX_ACC_BYTES = 32
+#: A state's tile rows, in order of preference, where its lane's share of a run is not whole steps of
+#: the tile: the first that divides it without adding a step (rows of 5 vectors: 93.5 -> 72.1 us
+#: float32 var; of 9: three of 3, 0.91-0.94x; 6 rows took a resident block, 2026-12-02).
+STATE_STEP_TILES = (4, 5, 3)
 
 # --- Tiles ---------------------------------------------------------------------------------------
 
@@ -83,6 +85,10 @@ INPUTS_SPLIT_BLOCKS_PER_SM = 5
 
 #: Elements a register tile holds (rows x vector width): caps 1-byte inputs' registers (2026-11-22).
 MAX_TILE_ELEMENTS = 32
+
+#: The same for a lane's share of a run held whole where lanes halve (LANE_MIN_LOADS), inputs of 2 bytes
+#: or more: float16's 6 vectors (rows of 20 vectors 105.8 -> 66.5 us, H200, kernel alone, 2026-12-02).
+SHARE_MAX_ELEMENTS = 48
 
 # --- Splits and their combine ----------------------------------------------------------------------
 

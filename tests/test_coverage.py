@@ -16,13 +16,13 @@ from kernels import config, policy
 from replay import Replay
 
 #: Small tuning numbers so that small shapes reach splits, grid-stride loops and tail tiles.
-SMALL = SimpleNamespace(BLOCK_THREADS=64, MAX_COL_SHARED_BYTES=8192, BLOCKS_PER_SM=8, LOAD_BYTES=16, MAX_TILE_ROWS=4, INPUTS_TILE_ROWS=2, INPUTS_SPLIT_BLOCKS_PER_SM=8, SHORT_ROW_VECTORS=4, SHORT_ROW_ACC_BYTES=64, MAX_TILE_ELEMENTS=32,
+SMALL = SimpleNamespace(BLOCK_THREADS=64, MAX_COL_SHARED_BYTES=8192, BLOCKS_PER_SM=8, LOAD_BYTES=16, MAX_TILE_ROWS=4, INPUTS_TILE_ROWS=2, INPUTS_SPLIT_BLOCKS_PER_SM=8, SHORT_ROW_VECTORS=4, SHORT_ROW_ACC_BYTES=64, MAX_TILE_ELEMENTS=32, SHARE_MAX_ELEMENTS=48,
                         MIN_SPLIT_STEPS=1, INNER_SPLIT_MIN_STEPS=1, MAX_GRID_X=5, MAX_GRID_Y=65535, WARP_SIZE=32,
                         MAX_COL_THREADS=64, FLAT_RUN_MAX_STEPS=2, SPLIT_BLOCKS_PER_SM=8, INNER_SPLIT_BLOCKS_PER_SM=8, OUTER_RAGGED_MIN_GAIN=1.5, OUTER_RAGGED_MIN_STEPS=4, MAX_COL_VEC=16,
                         MISALIGNED_COL_TILE_ROWS=3, STAGE_VECTORS=1, STAGE_VECTORS_DIRECT=2, STAGE_MAX_SLOTS=2, STAGE_MAX_STATE_SLOTS=2,
                         STAGE_MAX_RUN_BYTES=2048, STAGE_WORD_MAX_RUN_BYTES=4096, STAGE_WORD_MIN_RUN_BYTES=4, STAGE_MAX_COLUMN_BYTES=512, STAGE_MAX_WIDE_COLUMN_BYTES=256, STAGE_ALIGNED_RUN_BYTES=4096, STAGE_FEW_ROW_COLUMN_BYTES=256, STAGE_FEW_ROW_NARROW_COLUMN_BYTES=128,
                         STAGE_COMBINE_TRIPS=64, STAGE_MAX_COMBINE_TRIPS=64, STAGE_MAX_COMBINE_TRIPS_1_BYTE=64, STAGE_MIN_BLOCKS_PER_SM=2,
-                        STAGE_MIN_SPAN_VECTORS_PER_THREAD=0, STAGE_MIN_WHOLE_SPAN_VECTORS_PER_THREAD=0, INNER_MIN_BLOCKS=4, BLOCK_ROW_IDLE_PER_BLOCK=1 / 16, INNER_SPILL_MIN_BLOCKS=3, HEAVY_COL_MIN_BLOCKS=4, STATE_BLOCK_ROW_STEPS=2, STATE_LANE_STEPS=2, LANE_MAX_VECTORS=4, LANE_PAIR_MAX_ACC_BYTES=32, LANE_MIN_LOADS=3, LANE_MAX_LOADS=6, COL_ROW_STEPS=4, STATE_COL_TILE_BYTES=64,
+                        STAGE_MIN_SPAN_VECTORS_PER_THREAD=0, STAGE_MIN_WHOLE_SPAN_VECTORS_PER_THREAD=0, INNER_MIN_BLOCKS=4, BLOCK_ROW_IDLE_PER_BLOCK=1 / 16, INNER_SPILL_MIN_BLOCKS=3, HEAVY_COL_MIN_BLOCKS=4, STATE_BLOCK_ROW_STEPS=2, STATE_LANE_STEPS=2, LANE_PAIR_MIN_VECTORS=5, STATE_STEP_TILES=(4, 5, 3), LANE_MIN_LOADS=3, LANE_MAX_LOADS=6, COL_ROW_STEPS=4, STATE_COL_TILE_BYTES=64,
                         MAX_COL_ACC_BYTES=64, MIN_WAVE_FILL=0.8, SPLIT_FILL_SLACK=0.05, STAGE_ROW_BANK_WAYS=2, STAGE_DIRECT_RUN_FILL=2, STAGE_RUN_LANE_ELEMENTS=4,
                         STAGE_DIRECT_ROWS=4, STAGE_DIRECT_FOLDS=16, STAGE_DIRECT_ACC_BYTES=32, STAGE_DIRECT_REFOLDS=0.5, STAGE_MAX_ACC_BYTES=32, STAGE_MAX_DIRECT_ACC_BYTES=64, STAGE_WIDE_MAX_RUN_BYTES=1024,
                         STAGE_WIDE_STATE_SLOTS=1, STAGE_WIDE_COLUMN_VECTORS=1, STAGE_STATE_OUTER_BUSY=0.5, STAGE_WIDE_OUTER_BUSY=1 / 3,
@@ -286,13 +286,32 @@ WHOLE_SHARE_CASES = [((300, 20), 4, 1, 5), ((300, 66), 8, 8, 5), ((97, 65), 16, 
                      ((33, 3, 92), 4, 4, 6), ((41, 260), 8, 32, 5), ((7, 3, 191), 16, 32, 6)]
 
 
+#: float16's shares of 5 and 6 where lanes halve (SHARE_MAX_ELEMENTS): rows of 5, 10, 11 and 33 vectors.
+WHOLE_SHARE_CASES += [((300, 40), 2, 1, 5), ((300, 80), 2, 2, 5), ((7, 3, 88), 2, 2, 6), ((41, 264), 2, 8, 5)]
+
+#: A state's lanes over rows whose share is no whole steps of 4: tiles of 5 or 3 (STATE_STEP_TILES), the
+#: same steps or fewer: rows of 10, 12, 20 and 24 vectors.
+STATE_STEP_CASES = [((300, 40), 4, 2, 5), ((300, 48), 4, 2, 3), ((300, 80), 4, 4, 5), ((300, 96), 4, 4, 3)]
+
+
+def _aligned_runs_inner():
+    """SMALL with the policy's staging of aligned runs, which it leaves to ReduceInner."""
+    aligned_runs = {k: getattr(policy, k) for k in dir(policy) if k.startswith(("STAGE_ALIGNED", "STAGE_STRADDLING", "SECTOR"))}
+    return SimpleNamespace(**{**vars(SMALL), **aligned_runs})
+
+
 @pytest.mark.parametrize("shape,itemsize,lanes,ny", WHOLE_SHARE_CASES)
 def test_lanes_holding_their_share_of_a_row_whole_read_every_element_once(shape, itemsize, lanes, ny):
-    aligned_runs = {k: getattr(policy, k) for k in dir(policy) if k.startswith(("STAGE_ALIGNED", "STAGE_STRADDLING", "SECTOR"))}
-    tuning = SimpleNamespace(**{**vars(SMALL), **aligned_runs})
     view = np.empty(shape, f"u{itemsize}" if itemsize <= 8 else "c16")
     axes = (len(shape) - 1,)
-    cfg = check_coverage(view, axes, list(range(len(shape) - 1)), 1, 0, tuning)
+    cfg = check_coverage(view, axes, list(range(len(shape) - 1)), 1, 0, _aligned_runs_inner())
+    assert cfg.kernel == "inner" and (cfg.lanes, cfg.ny) == (lanes, ny), cfg
+
+
+@pytest.mark.parametrize("shape,itemsize,lanes,ny", STATE_STEP_CASES)
+def test_a_states_lanes_in_whole_steps_read_every_element_once(shape, itemsize, lanes, ny):
+    view = np.empty(shape, f"u{itemsize}")
+    cfg = check_coverage(view, (1,), [0], 1, 0, _aligned_runs_inner(), state=True, acc_itemsize=16)
     assert cfg.kernel == "inner" and (cfg.lanes, cfg.ny) == (lanes, ny), cfg
 
 

@@ -108,8 +108,9 @@ def test_rows_of_fewer_vectors_than_a_step_take_fewer_rows_in_flight():
 def test_lanes_under_three_loads_of_a_row_halve_and_hold_their_share_whole():
     """A scalar's run that one step covers with fewer than LANE_MIN_LOADS loads a lane takes half the
     lanes, each holding its share whole (at most LANE_MAX_LOADS), and a warp's run of a few steps one
-    step of its share; shares of three or more keep the step's lanes, and a state, several inputs and
-    float16's tile of 4 rows keep theirs (policy.py)."""
+    step of its share; shares of three or more keep the step's lanes, and a state and several inputs
+    keep theirs. float16 holds shares of 5 and 6 where lanes halve (SHARE_MAX_ELEMENTS), not a warp's,
+    and 1-byte inputs keep their tile of 2 rows (MAX_TILE_ELEMENTS) (policy.py)."""
     def tile(vectors, itemsize=4, **kw):
         width = vectors * 16 // itemsize
         cfg = config.plan((1 << 28 // (16 * vectors), width), (width, 1), (1,), (1,), itemsize, itemsize, 132,
@@ -129,7 +130,30 @@ def test_lanes_under_three_loads_of_a_row_halve_and_hold_their_share_whole():
         assert policy.LANE_MIN_LOADS < share <= policy.LANE_MAX_LOADS
     assert tile(33, 4, state=True, acc_itemsize=16)[2] <= policy.MAX_TILE_ROWS
     assert tile(33, 4, inputs=2)[1:] == (16, 4)
-    assert tile(33, 2)[1:] == (16, 4)  # float16: 8 elements a vector, 32 a tile (MAX_TILE_ELEMENTS)
+    assert [tile(v, 2)[1:] for v in (33, 20, 130)] == [(8, 5), (4, 5), (32, 4)]  # float16: 8 elements a vector
+    assert [tile(v, 1)[1:] for v in (33, 20)] == [(32, 2), (16, 2)]  # bytes: 16 a vector, 32 a tile
+
+
+def test_a_states_lanes_walk_whole_steps_of_a_row():
+    """A state's lane whose share of a row is no whole steps of 4 takes the first of STATE_STEP_TILES
+    that divides it without adding a step; a share no tile divides, or only with more steps, keeps 4
+    (policy.py). Rows of V vectors, one lane to 15, two from LANE_PAIR_MIN_VECTORS."""
+    def tile(vectors, itemsize=4, acc_itemsize=32):
+        width = vectors * 16 // itemsize
+        cfg = config.plan(((1 << 28) // (16 * vectors), width), (width, 1), (1,), (1,), itemsize, 4, 132,
+                          acc_itemsize=acc_itemsize, state=True)
+        return cfg.lanes, cfg.ny
+
+    assert [tile(v) for v in (5, 6, 7, 8, 9, 10, 12, 14, 15)] == [
+        (1, 5), (1, 3), (1, 4), (1, 4), (1, 3), (1, 5), (1, 4), (1, 4), (1, 5)]
+    assert [tile(v) for v in (16, 17, 18, 20, 36, 40, 50)] == [(2, 4), (2, 4), (2, 3), (2, 5), (2, 4), (2, 4), (2, 5)]
+    assert tile(20, 8, 64) == tile(20, 16, 64) == (2, 5)  # complex64 and complex128 var alike
+    for vectors in range(5, 130):
+        lanes, ny = tile(vectors)
+        share, rest = divmod(vectors, lanes)
+        if ny != policy.MAX_TILE_ROWS:
+            assert ny in policy.STATE_STEP_TILES and not rest and share % ny == 0, (vectors, lanes, ny)
+            assert share // ny <= -(-share // policy.MAX_TILE_ROWS), (vectors, lanes, ny)
 
 
 def test_an_8_byte_accumulator_takes_a_block_a_row_from_two_block_steps():
@@ -171,10 +195,9 @@ def test_odd_columns_of_wide_elements_are_staged_only_when_narrow():
 
 def test_a_states_lanes_each_walk_several_steps_of_its_row():
     """A state's row takes lanes only as each walks STATE_LANE_STEPS steps of it (every lane more is
-    a shuffle round of state merges); a sum's lanes walk one step each. A row of more than
-    LANE_MAX_VECTORS vectors takes two lanes at least, where the accumulator is at most
-    LANE_PAIR_MAX_ACC_BYTES (a complex Welford state of 48 bytes keeps one). Where its outputs would
-    then leave the GPU short of blocks, a state's rows keep a sum's lanes instead of splitting."""
+    a shuffle round of state merges); a sum's lanes walk one step each. A row of LANE_PAIR_MIN_VECTORS
+    vectors or more takes two lanes at least, whatever the accumulator. Where its outputs would then
+    leave the GPU short of blocks, a state's rows keep a sum's lanes instead of splitting."""
     def lanes(width, itemsize, state, acc_itemsize=32):
         shape = ((1 << 26) // width, width)
         cfg = config.plan(shape, (width, 1), (1,), (1,), itemsize, 4, 132,
@@ -186,15 +209,15 @@ def test_a_states_lanes_each_walk_several_steps_of_its_row():
         vectors = width * itemsize // 16
         (state_lanes, ny), (sum_lanes, _) = lanes(width, itemsize, True), lanes(width, itemsize, False)
         steps = {n: -(-vectors // (n * ny)) for n in (state_lanes, max(state_lanes // 2, 1))}  # a lane's, n lanes
-        # as few lanes as walk at most STATE_LANE_STEPS steps each (a warp at most), two past LANE_MAX_VECTORS
+        # as few lanes as walk at most STATE_LANE_STEPS steps each (a warp at most), two from LANE_PAIR_MIN_VECTORS
         assert state_lanes == policy.WARP_SIZE or steps[state_lanes] <= policy.STATE_LANE_STEPS
         assert (state_lanes == 1 or steps[state_lanes // 2] > policy.STATE_LANE_STEPS
-                or state_lanes == 2 and vectors > policy.LANE_MAX_VECTORS), (width, itemsize, state_lanes)
+                or state_lanes == 2 and vectors >= policy.LANE_PAIR_MIN_VECTORS), (width, itemsize, state_lanes)
         # a sum's lanes walk one step each (a warp's more, where its rows take no block: block_row_steps)
         assert state_lanes < sum_lanes or state_lanes == sum_lanes == policy.WARP_SIZE
-    assert lanes(64, 4, True)[0] == 1  # 16 vectors: one lane
-    assert lanes(128, 4, True)[0] == 2  # 32 vectors: two, not one
-    assert lanes(64, 8, True, acc_itemsize=48)[0] == 1  # complex64 var: 32 vectors, one lane
+    assert lanes(60, 4, True)[0] == 1  # 15 vectors: one lane
+    assert lanes(64, 4, True)[0] == lanes(128, 4, True)[0] == 2  # 16 and 32 vectors: two, not one
+    assert lanes(64, 8, True, acc_itemsize=64)[0] == 2  # complex64 var: 32 vectors, two lanes
     # outputs too few to fill the GPU's blocks that way: the lanes of a step, not splits across blocks
     for shape in ((1000, 500), (4096, 128), (256, 256)):
         state, plain = (config.plan(shape, (shape[1], 1), (1,), (1,), 4, 4, 132, acc_itemsize=32, state=s)

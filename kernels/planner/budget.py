@@ -31,10 +31,11 @@ class Budget:
         """The grid splits fill up to: SPLIT_BLOCKS_PER_SM (or `per_sm`) a SM, at most the resident."""
         return sm_count * min(per_sm or tuning.SPLIT_BLOCKS_PER_SM, self.blocks_per_sm or tuning.BLOCKS_PER_SM)
 
-    def tile_rows(self, vec: int, tuning, rows: Optional[int] = None) -> int:
+    def tile_rows(self, vec: int, tuning, rows: Optional[int] = None, elements: int = 0) -> int:
         """Loads in flight per thread for a vector width: `rows` (MAX_TILE_ROWS unless given), at
-        most the budget's tile elements (MAX_TILE_ELEMENTS unless given)."""
-        return max(1, min(rows or tuning.MAX_TILE_ROWS, (self.tile_elements or tuning.MAX_TILE_ELEMENTS) // vec))
+        most the budget's tile elements (`elements`, or MAX_TILE_ELEMENTS, unless the budget has its own)."""
+        most = self.tile_elements or elements or tuning.MAX_TILE_ELEMENTS
+        return max(1, min(rows or tuning.MAX_TILE_ROWS, most // vec))
 
 
 def lighter(make: Callable[[Budget], ReduceConfig], cfg: ReduceConfig, budget: Budget, local_bytes: int,

@@ -74,13 +74,11 @@ class _Rows:
         return idle <= (self.budget.blocks_per_sm or t.INNER_MIN_BLOCKS) * t.BLOCK_ROW_IDLE_PER_BLOCK
 
     def lanes(self, walk: int, ny: int, steps: int) -> int:
-        """Lanes enough for each to walk `steps` steps of `ny` vectors, two at least for a walk longer
-        than LANE_MAX_VECTORS of an accumulator of at most LANE_PAIR_MAX_ACC_BYTES, a warp at most."""
+        """Lanes enough for each to walk `steps` steps of `ny` vectors, two at least for a walk of
+        LANE_PAIR_MIN_VECTORS or more, a warp at most."""
         t = self.tuning
         lanes = min(t.WARP_SIZE, pow2_at_least(ceil(walk, ny * steps)))
-        if lanes == 1 and walk > t.LANE_MAX_VECTORS and self.traits.acc_itemsize <= t.LANE_PAIR_MAX_ACC_BYTES:
-            return 2
-        return lanes
+        return 2 if lanes == 1 and walk >= t.LANE_PAIR_MIN_VECTORS else lanes
 
     def block_row_steps(self, few: bool) -> int:
         """Block steps a run needs for a block an output: more for a state, or for an 8-byte
@@ -162,17 +160,36 @@ def _whole_shares(rows: _Rows, lanes: int, ny: int, row_blocks: int) -> Tuple[in
     t, vectors = rows.tuning, rows.vectors
     if rows.traits.state or rows.traits.inputs > 1 or not 1 < lanes <= t.WARP_SIZE or not _whole_vectors(rows):
         return lanes, ny, row_blocks
-    most = rows.budget.tile_rows(rows.vec, t, t.LANE_MAX_LOADS)
     if vectors > lanes * ny:  # a warp's steps
         share, step = ceil(vectors, lanes), lanes * ny
-        if share <= most and 0 < vectors % step < step / 2:
+        if share <= rows.budget.tile_rows(rows.vec, t, t.LANE_MAX_LOADS) and 0 < vectors % step < step / 2:
             return lanes, share, row_blocks
         return lanes, ny, row_blocks
     half = lanes // 2
     share = ceil(vectors, half)
-    if vectors >= t.LANE_MIN_LOADS * lanes or share > most:
+    wide = t.SHARE_MAX_ELEMENTS if rows.layout.itemsize > 1 else 0  # (1-byte inputs: MAX_TILE_ELEMENTS)
+    if vectors >= t.LANE_MIN_LOADS * lanes or share > rows.budget.tile_rows(rows.vec, t, t.LANE_MAX_LOADS, wide):
         return lanes, ny, row_blocks
     return half, share, ceil(rows.layout.num_out, t.BLOCK_THREADS // half)
+
+
+def _whole_steps(rows: _Rows, lanes: int, ny: int) -> int:
+    """A state's tile rows where its lane's share of a run is not whole steps of `ny` (rows of 9
+    vectors, one lane: 4, 4 and 1): the first of STATE_STEP_TILES that divides the share without adding
+    a step (three of 3; rows of 10 vectors, two lanes: one of 5), else `ny`. A state's last, partial
+    step costs about a whole one (every merge of it guarded), where a scalar's lanes rather hold their
+    share in one step (`_whole_shares`). Runs of whole vectors on the grid that a warp or fewer walks."""
+    t = rows.tuning
+    if not rows.traits.state or rows.traits.inputs > 1 or lanes > t.WARP_SIZE or not _whole_vectors(rows):
+        return ny
+    share, rest = divmod(rows.vectors, lanes)
+    if rest or share <= ny or share % ny == 0:
+        return ny
+    steps = ceil(share, ny)
+    for tile in t.STATE_STEP_TILES:
+        if share % tile == 0 and share // tile <= steps and rows.budget.tile_rows(rows.vec, t, tile) == tile:
+            return tile
+    return ny
 
 
 def _whole_vectors(rows: _Rows) -> bool:
@@ -213,6 +230,7 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) 
             split_target = budget.split_target(sm_count, tuning, tuning.INPUTS_SPLIT_BLOCKS_PER_SM)
     if not (flat or shared_lanes):
         lanes, ny, row_blocks = _whole_shares(rows, lanes, ny, row_blocks)
+        ny = _whole_steps(rows, lanes, ny)
     split = rows.splits(lanes, ny, row_blocks, flat, split_target)
     num_out, num_splits = layout.num_out, split["num_splits"]
     whole_rows = lanes == 1 and ny == pow2_at_least(rows.vectors) and num_splits == 1  # a lane's tile holds its row
