@@ -45,12 +45,12 @@ STATE_LANE_STEPS = 8
 
 #: A state's walk of at least this many vectors takes two lanes, whatever its accumulator: one lane
 #: alone reads 16 bytes of a row a load (H200, 256 MB, kernel alone: rows of 16 vectors float32 var
-#: 85.7 -> 70.4 us, complex128 var 0.78x; complex64 var rows of 32 vectors 90.0 -> 73.4, 2026-12-02).
+#: 85.9 -> 70.2 us, complex128 var 87.2 -> 70.8; complex64 var rows of 32 vectors 90.0 -> 73.2, 2026-12-02).
 LANE_PAIR_MIN_VECTORS = 16
 
 #: A state's tile rows, in order of preference, where its lane's share of a run is not whole steps of
-#: the tile: the first that divides it without adding a step (rows of 5 vectors: 93.5 -> 72.1 us
-#: float32 var; of 9: three of 3, 0.91-0.94x; 6 rows took a resident block, 2026-12-02).
+#: the tile: the first that divides it without adding a step (rows of 5 vectors: 93.6 -> 72.3 us
+#: float32 var; of 9 in three of 3 0.92-0.94x, complex128 1.04x; 6 rows took a resident block, 2026-12-02).
 STATE_STEP_TILES = (4, 5, 3)
 
 # --- Tiles ---------------------------------------------------------------------------------------
