@@ -64,6 +64,8 @@ VARIANTS = [
     ((1 << 12, 2047), None, (0,)),
     ((300, 256, 68), None, (1,)),  # ReduceOuter's ragged rows of threads (17 and 34 wide)
     ((100_000, 33), None, (0,)),  # ... 33 wide, split (complex var)
+    ((1 << 20, 20), None, (0,)),  # ... 5 and 10 wide (float32, float64), rows of threads a warp splits unevenly
+    ((1 << 20, 5), None, (0,)),  # ... 5 wide (complex var)
     ((100_000, 3, 5), None, (0, 2)),  # complex var's split staged spans, a slot a thread
 ]
 

@@ -193,6 +193,22 @@ def test_ragged_column_lanes_read_every_element_once(shape, axes, itemsize):
     assert ragged or itemsize == 1, shape
 
 
+#: ReduceOuter's rows of threads narrower than half a warp, one tile of every column vector (a warp's
+#: lanes split into rows of 5 or 9: outer._ragged_lanes, kps::BlockReduceY through shared memory alone),
+#: split, on one SM: (shape, itemsize, state, acc_itemsize, lanes).
+NARROW_RAGGED_CASES = [((3000, 20), 4, False, 8, 5), ((3000, 36), 4, False, 8, 9), ((9001, 36), 4, True, 8, 9),
+                       ((9001, 5), 8, True, 64, 5), ((9001, 10), 8, False, 8, 5), ((3000, 20), 4, True, 32, 10)]
+
+
+@pytest.mark.parametrize("shape,itemsize,state,acc_itemsize,lanes", NARROW_RAGGED_CASES)
+def test_narrow_ragged_rows_of_threads_read_every_element_once(shape, itemsize, state, acc_itemsize, lanes):
+    view = np.empty(shape, f"u{itemsize}")
+    for misalign in (0, 1):
+        cfg = check_coverage(view, (0,), [0], 1, misalign, policy, state=state, acc_itemsize=acc_itemsize)
+        if misalign == 0:
+            assert cfg.kernel == "outer" and cfg.lanes == lanes and cfg.num_splits > 1, cfg
+
+
 def test_ragged_column_lanes_follow_the_policy():
     """A thread per staged column where they are more than half a warp and at most half a block; a
     power of two of threads elsewhere."""

@@ -28,7 +28,7 @@ PATH_SHAPES = ([((512, 1000), (1,)), ((1000, 512), (0,)), ((8, 1 << 17), (1,)), 
                 ((1 << 20,), (0,)), ((64, 32, 300), (0, 2)), ((4099, 1), (1,))] + FLAT_SHAPES[:3]
                + STAGED_SHAPES[:6] + [((4001, 3, 5), (1,)), ((2001, 7, 11), (1,)), ((301, 3, 65), (1,))]
                + [((600_001, 2), (1,)), ((300_007, 4), (1,))]  # short rows of whole vectors, several a thread
-               + [((400, 240, 33), (1,)), ((100_000, 33), (0,))]  # var's columns in ragged rows of threads
+               + [((400, 240, 33), (1,)), ((100_000, 33), (0,)), ((1 << 20, 5), (0,))]  # var's ragged rows of threads
                + [((100_000, 3, 5), (0, 2)), ((20_000, 3, 7, 5), (0, 1, 3))]  # var's split staged spans
                + [((300, 5, 129), (0, 2))]  # complex64 var's odd runs walked an element a load
                + [((30001, 2, 17), (1,))])  # var's narrow columns over two rows, staged

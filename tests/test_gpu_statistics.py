@@ -79,9 +79,11 @@ def test_states_over_short_rows_fold_several_a_thread(dtype, shape, axes):
 
 
 #: Columns that ReduceOuter takes in ragged rows of threads (kernels/planner/outer.py, `_ragged_lanes`):
-#: float32 sums in rows of 17 vectors and var in rows of 34, float64 sums and var in rows of 34.
+#: float32 sums in rows of 17 vectors and var in rows of 34, float64 sums and var in rows of 34; rows
+#: narrower than half a warp: float32 sums in rows of 5 and 9 vectors (var 10 and 18), float64 in 5.
 RAGGED_CASES = [(np.dtype(np.float32), (300, 256, 68), (1,)), (np.dtype(np.float64), (300, 256, 68), (1,)),
-                (np.dtype(np.float32), (20_000, 5, 68), (0, 1))]
+                (np.dtype(np.float32), (20_000, 5, 68), (0, 1)), (np.dtype(np.float32), (300_000, 20), (0,)),
+                (np.dtype(np.float32), (300_000, 36), (0,)), (np.dtype(np.float64), (300_000, 10), (0,))]
 
 
 @pytest.mark.parametrize("dtype,shape,axes", RAGGED_CASES, ids=str)

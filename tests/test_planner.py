@@ -441,10 +441,10 @@ def _check_invariants(shape, axes, sm_count):
     cfg = plan(shape, axes, sm_count=sm_count)
     assert cfg.block % 32 == 0
     # lanes divide the block, but for staged columns a thread each (more than half a warp, at most half a
-    # block) and ReduceOuter's ragged rows of threads (one tile of every column vector: more than half a
-    # warp, at most a block; outer._ragged_lanes)
+    # block) and ReduceOuter's ragged rows of threads (one tile of every column vector, at most a block;
+    # outer._ragged_lanes)
     ragged = cfg.kernel == "staged" and not cfg.stage.lanes_adjacent and 16 < cfg.lanes <= cfg.block // 2
-    ragged_rows = (cfg.kernel == "outer" and 16 < cfg.lanes <= cfg.block and cfg.col_tiles == 1
+    ragged_rows = (cfg.kernel == "outer" and cfg.lanes <= cfg.block and cfg.col_tiles == 1
                    and cfg.lanes == -(-cfg.inner.size // cfg.vec))
     assert cfg.block % cfg.lanes == 0 or ragged or ragged_rows
     assert 1 <= cfg.grid[0] <= policy.MAX_GRID_X and 1 <= cfg.grid[1] <= policy.MAX_GRID_Y

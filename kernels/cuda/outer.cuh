@@ -2,8 +2,8 @@
 // wide enough for 16-byte loads along it: BX threads side by side take VEC adjacent outputs each (one
 // 16-byte load per row where rows are aligned; else a column each, element by element, with more
 // rows in flight), BLOCK / BX rows of threads split the reduced rows and meet in shared memory. A BX
-// that does not divide BLOCK (more than half a warp: every column of a row in one tile of 33) leaves
-// the threads past the last whole row of threads out of the loads.
+// that does not divide BLOCK (every column of a row in one tile: 33, or 9) leaves the threads past the
+// last whole row of threads out of the loads.
 #pragma once
 
 #include "params.cuh"

@@ -72,12 +72,12 @@ def _block(cols: Layout, traits: Traits, budget: Budget, tuning):
 
 def _ragged_lanes(vectors: int, bx: int, tuning) -> int:
     """Threads side by side over every one of `vectors` columns of vectors in one tile, rows of
-    threads that need not divide the block (kernels/cuda/outer.cuh), where they are more than half a
-    warp, at most a block, and keep OUTER_RAGGED_MIN_GAIN times the share of the block's threads busy
-    that tiles of `bx` keep (33 columns: 231 of 256 threads in rows of 33, against 33 of 64 in two
-    tiles of 32); 0 where tiles of `bx` stay."""
+    threads that need not divide the block (kernels/cuda/outer.cuh), at most a block, where they keep
+    OUTER_RAGGED_MIN_GAIN times the share of the block's threads busy that tiles of `bx` keep (33
+    columns: 231 of 256 threads in rows of 33, against 33 of 64 in two tiles of 32; 9 columns: 252 in
+    rows of 9, against 144 in rows of 16); 0 where tiles of `bx` stay."""
     block = tuning.BLOCK_THREADS
-    if not tuning.WARP_SIZE // 2 < vectors <= block:
+    if vectors > block:
         return 0
     busy = {lanes: vectors / (ceil(vectors, lanes) * lanes) * (block // lanes) * lanes / block for lanes in (bx, vectors)}
     return vectors if busy[vectors] >= tuning.OUTER_RAGGED_MIN_GAIN * busy[bx] else 0

@@ -417,12 +417,12 @@ inline constexpr int kBlockRowsY = BLOCK / BX + (BLOCK % BX != 0);
 // Global mode, along y: a 1-D block of BLOCK threads seen as BY = BLOCK / BX rows of BX threads
 // (tx = threadIdx.x % BX). Combines NX accumulators per thread across the rows, in a fixed order;
 // the threads of row 0 end with the result. `smem` holds NX * kBlockRowsY * BX accumulators. A BX
-// that does not divide BLOCK (more than half a warp) leaves the threads past the BY rows out.
+// that does not divide BLOCK leaves the threads past the BY rows out; its rows of threads, which a
+// warp's lanes do not split into powers of two, all meet in shared memory (no in-warp step).
 template <class R, int NX, int BX, int BLOCK>
 __device__ __forceinline__ void BlockReduceY(typename R::acc_t (&acc)[NX], typename R::acc_t* smem) {
-  static_assert(BLOCK % BX == 0 || BX > kWarpSize / 2, "rows of threads within a warp are powers of two");
   constexpr int kBY = BLOCK / BX;
-  constexpr int kRowsPerWarp = BX < kWarpSize ? kWarpSize / BX : 1;
+  constexpr int kRowsPerWarp = BX < kWarpSize && BLOCK % BX == 0 ? kWarpSize / BX : 1;
   constexpr int kSlots = kBY / kRowsPerWarp;  // rows left after the in-warp step
   constexpr int kStride = kBlockRowsY<BX, BLOCK> / kRowsPerWarp;  // rows of one element in smem
   const int tx = threadIdx.x % BX, ty = threadIdx.x / BX;
