@@ -124,7 +124,9 @@ MIN_WAVE_FILL = 0.8
 
 #: ReduceOuter takes ragged rows of threads over every column where they keep this many times the
 #: threads busy that tiles of a power of two keep (at 1.5 or more, 17-47 vectors: 0.61-1.01x, float32
-#: argmax (508400, 132) 154.9 -> 93.7 us; at 1.25, 50 vectors: 0.84-1.16x; H200, kernel alone, 2026-11-29)...
+#: argmax (508400, 132) 154.9 -> 93.7 us; at 1.25, 50 vectors: 0.84-1.16x; H200, kernel alone, 2026-11-29;
+#: 5, 9 and 10 vectors, rows narrower than half a warp: 0.72-1.09x, argmax of 36 float32 columns
+#: 133.8 -> 96.5 us, 2026-12-02)...
 OUTER_RAGGED_MIN_GAIN = 1.5
 #: ... and each of their blocks walks this many steps at least (splits of 1-3 steps: 0.89-1.29x,
 #: float32 logsumexp (15420, 68) 16.8 -> 21.6 us; of 4 or more: 0.61-1.01x).
