@@ -158,7 +158,7 @@ def _whole_shares(rows: _Rows, lanes: int, ny: int, row_blocks: int) -> Tuple[in
     vectors, one step). A lane's loads in flight are what keeps the memory busy; a state's and
     several inputs' tiles keep their registers."""
     t, vectors = rows.tuning, rows.vectors
-    if rows.traits.state or rows.traits.inputs > 1 or not 1 < lanes <= t.WARP_SIZE or not _whole_vectors(rows):
+    if rows.traits.state or lanes == 1 or not _tiles_its_share(rows, lanes):
         return lanes, ny, row_blocks
     if vectors > lanes * ny:  # a warp's steps
         share, step = ceil(vectors, lanes), lanes * ny
@@ -180,7 +180,7 @@ def _whole_steps(rows: _Rows, lanes: int, ny: int) -> int:
     step costs about a whole one (every merge of it guarded), where a scalar's lanes rather hold their
     share in one step (`_whole_shares`). Runs of whole vectors on the grid that a warp or fewer walks."""
     t = rows.tuning
-    if not rows.traits.state or rows.traits.inputs > 1 or lanes > t.WARP_SIZE or not _whole_vectors(rows):
+    if not rows.traits.state or not _tiles_its_share(rows, lanes):
         return ny
     share, rest = divmod(rows.vectors, lanes)
     if rest or share <= ny or share % ny == 0:
@@ -190,6 +190,13 @@ def _whole_steps(rows: _Rows, lanes: int, ny: int) -> int:
         if share % tile == 0 and share // tile <= steps and rows.budget.tile_rows(rows.vec, t, tile) == tile:
             return tile
     return ny
+
+
+def _tiles_its_share(rows: _Rows, lanes: int) -> bool:
+    """Whether a lane's tile may be sized to its share of a run (`_whole_shares`, `_whole_steps`): one
+    input, a warp's lanes or fewer, runs of whole vectors on the grid (runs off it fold a vector fewer
+    than counted; several inputs and a block's lanes keep their tiles)."""
+    return rows.traits.inputs == 1 and lanes <= rows.tuning.WARP_SIZE and _whole_vectors(rows)
 
 
 def _whole_vectors(rows: _Rows) -> bool:
