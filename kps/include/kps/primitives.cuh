@@ -414,6 +414,15 @@ __device__ __forceinline__ typename R::acc_t BlockReduce(typename R::acc_t acc,
 template <int BX, int BLOCK>
 inline constexpr int kBlockRowsY = BLOCK / BX + (BLOCK % BX != 0);
 
+// The most rows BlockReduceY's row 0 folds one after another from shared memory: a warp tree's
+// block of BLOCK / 32 rows (8 at 256 threads). More rows (rows of under 29 threads that do not
+// divide the block) fold as a tree, so an accumulator meets log2 of them in a chain, not each in
+// turn: a state's combines (an exponential, a division) would otherwise wait on one another.
+constexpr int kSerialRowsY = 8;
+
+// Largest power of two below n (n > 1).
+__host__ __device__ constexpr int HalfBelow(int n) { return n <= 2 ? 1 : 2 * HalfBelow((n + 1) / 2); }
+
 // Global mode, along y: a 1-D block of BLOCK threads seen as BY = BLOCK / BX rows of BX threads
 // (tx = threadIdx.x % BX). Combines NX accumulators per thread across the rows, in a fixed order;
 // the threads of row 0 end with the result. `smem` holds NX * kBlockRowsY * BX accumulators. A BX
@@ -439,10 +448,27 @@ __device__ __forceinline__ void BlockReduceY(typename R::acc_t (&acc)[NX], typen
       for (int x = 0; x < NX; ++x) smem[(x * kStride + ty / kRowsPerWarp) * BX + tx] = acc[x];
     }
     __syncthreads();
-    if (ty == 0) {
+    if constexpr (kSlots <= kSerialRowsY) {
+      if (ty == 0) {
 #pragma unroll
-      for (int x = 0; x < NX; ++x) {
-        for (int s = 1; s < kSlots; ++s) acc[x] = R::Combine(acc[x], smem[(x * kStride + s) * BX + tx]);
+        for (int x = 0; x < NX; ++x) {
+          for (int s = 1; s < kSlots; ++s) acc[x] = R::Combine(acc[x], smem[(x * kStride + s) * BX + tx]);
+        }
+      }
+    } else {
+      // Rows r < count - half take row r + half (left before right: a fixed order), until row 0 has
+      // them all; the rows a level writes and the rows it reads are apart.
+#pragma unroll
+      for (int half = HalfBelow(kSlots); half >= 1; half /= 2) {
+        const int count = half == HalfBelow(kSlots) ? kSlots : 2 * half;
+        if (ty < count - half) {
+#pragma unroll
+          for (int x = 0; x < NX; ++x) {
+            acc[x] = R::Combine(acc[x], smem[(x * kStride + ty + half) * BX + tx]);
+            if (half > 1) smem[(x * kStride + ty) * BX + tx] = acc[x];
+          }
+        }
+        if (half > 1) __syncthreads();
       }
     }
     __syncthreads();
