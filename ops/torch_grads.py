@@ -141,22 +141,23 @@ def _logsumexp(r: Reduced, g):
     return r.keep(g) * torch.exp(r.x - r.keep(r.out[0]))
 
 
-def centred_scaled(r: Reduced, scale, mean=None, shift=None):
-    """(x - mean) * scale (+ shift): x about the mean of its slice (`mean` the op's own, or computed
-    as torch's var_backward recomputes it; none reduced: 0), scaled and shifted by tensors of the
-    reduced shape kept. One pass over x where ops/torch_kernels.py applies (eager CUDA calls), torch's
-    ops elsewhere."""
+def centred_scaled(r: Reduced, scale, mean=None, shift=None, scale_by=1.0, shift_by=1.0):
+    """(x - mean) * (scale * scale_by) (+ shift * shift_by): x about the mean of its slice (`mean`
+    the op's own, or computed as torch's var_backward recomputes it; none reduced: 0), scaled and
+    shifted by tensors of the reduced shape kept, each times a number. One pass over x where
+    ops/torch_kernels.py applies (eager CUDA calls, the numbers folded in there), torch's ops elsewhere."""
     if r.one_pass:
         if mean is None:
             mean = r.x.mean(dim=r.axes, keepdim=True, dtype=torch_kernels.wide(r.x.dtype))
-        grad = torch_kernels.centred_scaled(r.x, r.axes, mean, scale, shift)
+        grad = torch_kernels.centred_scaled(r.x, r.axes, mean, scale, shift, scale_by, shift_by)
         if grad is not None:
             return grad
     if mean is not None:
         centred = r.x - mean
     else:
         centred = r.x - r.total(r.x) / r.n if r.axes else torch.zeros_like(r.x)
-    return scale * centred if shift is None else scale * centred + shift
+    scaled = (scale * scale_by) * centred
+    return scaled if shift is None else scaled + shift * shift_by
 
 
 def _widened(r: Reduced, t):
@@ -171,20 +172,20 @@ def _scale(d):
 
 
 def _var(r: Reduced, g):
-    return centred_scaled(r, r.keep(_widened(r, g)) * (2 * _scale(r.divisor(r.n))))
+    return centred_scaled(r, r.keep(_widened(r, g)), scale_by=2 * _scale(r.divisor(r.n)))
 
 
 def _std(r: Reduced, g):
-    return centred_scaled(r, r.keep(_widened(r, g)) * _scale(r.divisor(r.n)) / r.keep(r.out[0]))
+    return centred_scaled(r, r.keep(_widened(r, g)) / r.keep(r.out[0]), scale_by=_scale(r.divisor(r.n)))
 
 
 def _mean_var(r: Reduced, g_mean, g_var):
     """(mean, var): the mean's gradient and the variance's, about the mean the op returned."""
     if g_var is None:  # (a view of the mean's gradient: no pass over x)
         return _mean(r, g_mean) if g_mean is not None else torch.zeros((), dtype=r.out[0].dtype, device=r.out[0].device)
-    scale = r.keep(_widened(r, g_var)) * (2 * _scale(r.divisor(r.n)))
-    shift = _mean(r, _widened(r, g_mean)) if g_mean is not None else None
-    return centred_scaled(r, scale, mean=r.keep(r.out[0]), shift=shift)
+    shift = r.keep(_widened(r, g_mean)) if g_mean is not None else None
+    return centred_scaled(r, r.keep(_widened(r, g_var)), mean=r.keep(r.out[0]), shift=shift,
+                          scale_by=2 * _scale(r.divisor(r.n)), shift_by=1 / r.n if r.n else 1.0)
 
 
 def _nansum(r: Reduced, g):

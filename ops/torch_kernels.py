@@ -1,6 +1,7 @@
-"""The backward formulas' one-pass kernel on CUDA tensors (ops/torch_grads.py): `(x - mean) * scale
-(+ shift)`, the mean, scale and shift given per result (the reduced shape kept) and broadcast over
-each result's slice of x.
+"""The backward formulas' one-pass kernel on CUDA tensors (ops/torch_grads.py): `(x - mean) * scale *
+scale_by (+ shift * shift_by)`, the mean, scale and shift given per result (the reduced shape kept)
+and broadcast over each result's slice of x, the two factors numbers (var's 2 / (n - ddof), a
+mean's 1 / n), so a backward runs no elementwise op over the results to fold them in.
 
 torch's own var backward, `grad * (2 / d) * (x - x.mean(dims, keepdim=True))`, runs a subtract and
 a multiply over the input, each reading and writing a tensor of x's size. Here x is read once and
@@ -20,11 +21,12 @@ from __future__ import annotations
 import ctypes
 import functools
 import math
+import threading
 
-import numpy as np
 import torch
 
 from kernels import launcher, params
+from kps import cache
 from kernels.planner import Dim
 from kernels.planner.dims import merge
 
@@ -62,13 +64,15 @@ struct CentredArgs {
   void* y;
   long long n;
   long long vec_out_step;  // the results' stride along x's last dim (0: reduced, 1: kept)
+  double scale_by;  // scale's factor
+  double shift_by;  // shift's factor
   kps::IndexCalc<ND, I> dims;  // element i of the gradient -> its element of x, its result
 };
 
 template <typename T, int VEC>
 struct alignas(sizeof(T) * VEC) Vector { T e[VEC]; };
 
-// y[i] = (x - mean) * scale (+ shift) for element i (C order) of x's shape: y contiguous, mean,
+// y[i] = (x - mean) * (scale * scale_by) (+ shift * shift_by) for element i (C order) of x's shape: y contiguous, mean,
 // scale and shift one value a result. A thread takes vectors of VEC elements along x's last dim
 // (VEC > 1: x contiguous, the last dim whole vectors, 16-byte aligned), UNROLL of them in flight,
 // a block's threads side by side; VEC == 1 reads a strided x element by element.
@@ -81,6 +85,7 @@ __global__ void CentredScaled(const CentredArgs<ND, I> a) {
   const W* scale = static_cast<const W*>(a.scale);
   const W* shift = static_cast<const W*>(a.shift);
   T* y = static_cast<T*>(a.y);
+  const W scale_by = static_cast<W>(a.scale_by), shift_by = static_cast<W>(a.shift_by);
   const I vectors = static_cast<I>(a.n / VEC);
   const I step = static_cast<I>(gridDim.x) * blockDim.x * UNROLL;
   for (I base = static_cast<I>(blockIdx.x) * blockDim.x * UNROLL + threadIdx.x; base < vectors; base += step) {
@@ -104,8 +109,8 @@ __global__ void CentredScaled(const CentredArgs<ND, I> a) {
 #pragma unroll
         for (int e = 0; e < VEC; ++e) {
           const long long o = out[k] + e * a.vec_out_step;
-          W t = (kps::Cast<W>(v[k].e[e]) - mean[o]) * scale[o];
-          if (shift != nullptr) t += shift[o];
+          W t = (kps::Cast<W>(v[k].e[e]) - mean[o]) * (scale[o] * scale_by);
+          if (shift != nullptr) t += shift[o] * shift_by;
           r.e[e] = kps::Cast<T>(t);
         }
         *reinterpret_cast<V*>(y + static_cast<long long>(j) * VEC) = r;
@@ -197,51 +202,89 @@ def _plan(shape: tuple, strides: tuple, axes: tuple):
     return params.index_calc(list(dims), bits), len(dims), bits, contiguous, dims[-1].out_stride, results
 
 
-def centred_scaled(x, axes, mean, scale, shift=None):
-    """`(x - mean) * scale + shift` (shift None: none) as a new contiguous tensor of x's shape and
-    dtype, one kernel on torch's current stream; `mean`, `scale` and `shift` hold one value a result
-    of reducing x over `axes` (any shape of that many elements, in the results' order). None where
-    the caller should take torch's ops instead: x has more than MAX_DIMS dims after merging, or the
-    stream is capturing a CUDA graph and the kernel is not loaded yet (no compiling or loading then)."""
+def centred_scaled(x, axes, mean, scale, shift=None, scale_by=1.0, shift_by=1.0):
+    """`(x - mean) * (scale * scale_by) + shift * shift_by` (shift None: none) as a new contiguous
+    tensor of x's shape and dtype, one kernel on torch's current stream; `mean`, `scale` and `shift`
+    hold one value a result of reducing x over `axes` (any shape of that many elements, in the
+    results' order), `scale_by` and `shift_by` are numbers. None where the caller should take torch's
+    ops instead: x has more than MAX_DIMS dims after merging, or the stream is capturing a CUDA graph
+    and the kernel is not loaded yet (no compiling or loading then)."""
     device_id = x.device.index
     if torch.cuda.current_device() != device_id:  # (the kernel's module lives in its device's context)
         with torch.cuda.device(device_id):
-            return centred_scaled(x, axes, mean, scale, shift)
-    n = x.numel()
-    if n == 0:
+            return centred_scaled(x, axes, mean, scale, shift, scale_by, shift_by)
+    if x.numel() == 0:
         return torch.empty(x.shape, dtype=x.dtype, device=x.device)
-    plan = _plan(tuple(x.shape), x.stride(), tuple(axes))
-    if plan is None:
-        return None
-    calc, ndim, bits, contiguous, last_out_stride, results = plan
+    key = (tuple(x.shape), x.stride(), tuple(axes), x.dtype, x.data_ptr() % 16 == 0, device_id)
+    launch = _launches.get(key)
+    if launch is None:
+        launch = _Launch.of(key)
+        if launch is None:
+            return None
+        _launches.put(key, launch)
     w = _WIDE[x.dtype]
-    operands = [None if t is None else t.to(w).contiguous() for t in (mean, scale, shift)]
-    if any(t is not None and t.numel() != results for t in operands):
-        raise ValueError(f"centred_scaled: mean, scale and shift take one value a result ({results})")
-    vec = 16 // x.element_size()
-    if not (contiguous and x.shape[-1] % vec == 0 and x.data_ptr() % 16 == 0):
-        vec = 1
-    key = (x.dtype, ndim, "unsigned" if bits == 32 else "long long", contiguous, vec, device_id)
-    if key not in _functions and torch.cuda.is_current_stream_capturing():
-        return None
-    function = _function(key)
-    y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
-    pointers = [t.data_ptr() if t is not None else 0 for t in [x] + operands + [y]]
-    args = np.array(pointers + [n, last_out_stride] + calc, dtype=np.int64)
-    pointer = (ctypes.c_void_p * 1)(args.ctypes.data)
-    blocks = min(-(-n // (THREADS * UNROLL * vec)), launcher.sm_count(device_id) * BLOCKS_PER_SM)
-    if _launch is None:
-        _bind()
-    _launch(function.ptr, blocks, 1, 1, THREADS, 1, 1, 0, _stream(device_id), ctypes.addressof(pointer), 0)
+    operands = [t if t is None or (t.dtype == w and t.is_contiguous()) else t.to(w).contiguous()
+                for t in (mean, scale, shift)]
+    if any(t is not None and t.numel() != launch.results for t in operands):
+        raise ValueError(f"centred_scaled: mean, scale and shift take one value a result ({launch.results})")
+    y = torch.empty_like(x, memory_format=torch.contiguous_format)
+    launch(x, operands, y, scale_by, shift_by)
     return y
 
+
+#: Where the two factors lie in `CentredArgs`, in 8-byte fields.
+_FACTORS = 7
+
+#: A layout's launch (`_Launch`) by (shape, strides, axes, dtype, 16-byte aligned, device): bounded.
+_launches = cache.device_state(cache.Lru())
 
 #: cupy's driver.launchKernel and torch's current raw stream by device index, bound at the first launch.
 _launch = _stream = None
 
 
-def _bind():
-    global _launch, _stream
-    from cupy.cuda import driver
+class _Launch:
+    """One layout's kernel and its arguments, packed once (`CentredArgs`: the dims, the count, the
+    results' step); a call fills the five pointers and the two factors and launches, under a lock,
+    since cuLaunchKernel copies the arguments before it returns. (Packed per call, the arguments
+    and the multiply that folded the factor into `scale` were a third of this backward's host time.)"""
 
-    _launch, _stream = driver.launchKernel, interop.raw_stream_getter()
+    def __init__(self, function, fields: list, results: int, blocks: int, device_id: int):
+        global _launch, _stream
+        if _launch is None:
+            from cupy.cuda import driver
+
+            _launch, _stream = driver.launchKernel, interop.raw_stream_getter()
+        self.function, self.results, self.blocks, self.device_id = function, results, blocks, device_id
+        self._args = (ctypes.c_int64 * len(fields))(*fields)
+        self._factors = (ctypes.c_double * 2).from_buffer(self._args, _FACTORS * 8)
+        self._pointer = (ctypes.c_void_p * 1)(ctypes.addressof(self._args))
+        self._lock = threading.Lock()
+
+    @classmethod
+    def of(cls, key: tuple):
+        """The launch of `key` (see `_launches`), or None: more than MAX_DIMS dims after merging, or a
+        kernel not loaded yet while the stream captures a CUDA graph."""
+        shape, strides, axes, dtype, aligned, device_id = key
+        plan = _plan(shape, strides, axes)
+        if plan is None:
+            return None
+        calc, ndim, bits, contiguous, last_out_stride, results = plan
+        n = math.prod(shape)
+        vec = 16 // dtype.itemsize if contiguous and aligned and shape[-1] % (16 // dtype.itemsize) == 0 else 1
+        kernel = (dtype, ndim, "unsigned" if bits == 32 else "long long", contiguous, vec, device_id)
+        if kernel not in _functions and torch.cuda.is_current_stream_capturing():
+            return None
+        blocks = min(-(-n // (THREADS * UNROLL * vec)), launcher.sm_count(device_id) * BLOCKS_PER_SM)
+        fields = [0] * 5 + [n, last_out_stride, 0, 0] + calc  # (pointers, n, the results' step, factors, dims)
+        return cls(_function(kernel), fields, results, blocks, device_id)
+
+    def __call__(self, x, operands, y, scale_by, shift_by) -> None:
+        args, function = self._args, self.function
+        with self._lock:
+            args[0] = x.data_ptr()
+            for k, t in enumerate(operands):
+                args[1 + k] = 0 if t is None else t.data_ptr()
+            args[4] = y.data_ptr()
+            self._factors[0], self._factors[1] = scale_by, shift_by
+            _launch(function.ptr, self.blocks, 1, 1, THREADS, 1, 1, 0, _stream(self.device_id),
+                    ctypes.addressof(self._pointer), 0)
