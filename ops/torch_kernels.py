@@ -245,8 +245,8 @@ _launch = _stream = None
 class _Launch:
     """One layout's kernel and its arguments, packed once (`CentredArgs`: the dims, the count, the
     results' step); a call fills the five pointers and the two factors and launches, under a lock,
-    since cuLaunchKernel copies the arguments before it returns. (Packed per call, the arguments
-    and the multiply that folded the factor into `scale` were a third of this backward's host time.)"""
+    since cuLaunchKernel copies the arguments before it returns. An eager backward is host time, so
+    nothing that a layout fixes is redone per call (docs/tuning.md, session 27)."""
 
     def __init__(self, function, fields: list, results: int, blocks: int, device_id: int):
         global _launch, _stream
