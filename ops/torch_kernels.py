@@ -26,9 +26,9 @@ import threading
 import torch
 
 from kernels import launcher, params
-from kps import cache
 from kernels.planner import Dim
 from kernels.planner.dims import merge
+from kps import cache
 
 from . import interop
 
@@ -72,10 +72,10 @@ struct CentredArgs {
 template <typename T, int VEC>
 struct alignas(sizeof(T) * VEC) Vector { T e[VEC]; };
 
-// y[i] = (x - mean) * (scale * scale_by) (+ shift * shift_by) for element i (C order) of x's shape: y contiguous, mean,
-// scale and shift one value a result. A thread takes vectors of VEC elements along x's last dim
-// (VEC > 1: x contiguous, the last dim whole vectors, 16-byte aligned), UNROLL of them in flight,
-// a block's threads side by side; VEC == 1 reads a strided x element by element.
+// y[i] = (x - mean) * (scale * scale_by) (+ shift * shift_by) for element i (C order) of x's shape:
+// y contiguous, mean, scale and shift one value a result. A thread takes vectors of VEC elements
+// along x's last dim (VEC > 1: x contiguous, the last dim whole vectors, 16-byte aligned), UNROLL of
+// them in flight, a block's threads side by side; VEC == 1 reads a strided x element by element.
 template <typename T, typename W, int ND, typename I, bool Contiguous, int VEC>
 __global__ void CentredScaled(const CentredArgs<ND, I> a) {
   static_assert(VEC == 1 || Contiguous, "vectors of a contiguous x");
@@ -183,7 +183,7 @@ def _function(key: tuple):
     return function
 
 
-@functools.lru_cache(maxsize=1024)  # per layout: a model's few
+@functools.lru_cache(maxsize=1024)  # per layout: also where it says None (more than MAX_DIMS dims)
 def _plan(shape: tuple, strides: tuple, axes: tuple):
     """(the merged dims' kps::IndexCalc as int64s, their count, the index bits, whether x is
     contiguous in C order, the results' stride along the last dim, the number of results), or None
@@ -258,6 +258,7 @@ class _Launch:
         self._args = (ctypes.c_int64 * len(fields))(*fields)
         self._factors = (ctypes.c_double * 2).from_buffer(self._args, _FACTORS * 8)
         self._pointer = (ctypes.c_void_p * 1)(ctypes.addressof(self._args))
+        self._pointer_address = ctypes.addressof(self._pointer)
         self._lock = threading.Lock()
 
     @classmethod
@@ -287,4 +288,4 @@ class _Launch:
             args[4] = y.data_ptr()
             self._factors[0], self._factors[1] = scale_by, shift_by
             _launch(function.ptr, self.blocks, 1, 1, THREADS, 1, 1, 0, _stream(self.device_id),
-                    ctypes.addressof(self._pointer), 0)
+                    self._pointer_address, 0)
