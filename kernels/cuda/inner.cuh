@@ -104,18 +104,21 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceInner(const InnerPara
       // The host launches one block column per output group when it splits: no grid-stride here.
       // The combine is written out here, not kps::CombineSplits as in ReduceOuter and ReduceStaged:
       // as one shared device function it changed this kernel's main loop (same registers), 3% slower
-      // on 4096 rows of 65536 floats; a round here reads LANES x NY rows, so one level serves.
+      // on 4096 rows of 65536 floats; a round here reads LANES x NY rows of a scalar's partials, so
+      // one level serves, and LANES rows of a state's (kps::kPartialRows: NY of complex Welford's
+      // took the registers that halved the main loop's tile).
       if (active && lane == 0) partials[split * p.num_out + row] = acc[0];
       if (!kps::IsLastBlock(p.semaphores + blockIdx.x, static_cast<unsigned>(p.num_splits))) continue;
       acc[0] = R::Identity();
       if (active) {
-        for (IndexT s = lane; s < p.num_splits; s += static_cast<IndexT>(LANES) * NY) {
+        constexpr int kRows = kps::kPartialRows<Acc, NY>;
+        for (IndexT s = lane; s < p.num_splits; s += static_cast<IndexT>(LANES) * kRows) {
           const IndexT left = static_cast<IndexT>(p.num_splits) - s;
-          const int num_y = static_cast<int>(min(static_cast<IndexT>(NY), (left + LANES - 1) / LANES));
-          Acc part[NY];
-          kps::ReadPartials<Acc, 1, NY>(part, partials + s * p.num_out + row, LANES * p.num_out, 1, num_y,
-                                        R::Identity());
-          kps::Reduce<R, 1, NY>(acc, part);
+          const int num_y = static_cast<int>(min(static_cast<IndexT>(kRows), (left + LANES - 1) / LANES));
+          Acc part[kRows];
+          kps::ReadPartials<Acc, 1, kRows>(part, partials + s * p.num_out + row, LANES * p.num_out, 1, num_y,
+                                           R::Identity());
+          kps::Reduce<R, 1, kRows>(acc, part);
         }
       }
       acc[0] = kps::BlockReduce<R, LANES, BLOCK>(acc[0], smem);
