@@ -117,6 +117,14 @@ class ReduceOp:
     keep the plain order, with no short-chain levels (kps/include/kps/chains.cuh). Integer, bool and
     state accumulators never take the levels, exact or not.
 
+    `fold` (CUDA, a state op only; optional; PyTorch's `reduce`) merges one more element `x` (index
+    `i`) into a state `a` that has already taken one through `combine(b, lift(y, j))`: it must give
+    `combine(a, lift(x, i))`, and may leave out what only an empty side needs (Welford's test for
+    an empty state and the selects behind it). The kernels take it for every element of a register
+    tile after each accumulator's first, which goes through `combine`; without one every element
+    does (no Fold is rendered, so those kernels compile as before). A state that can stay empty after
+    an element (NaN-skipping Welford) declares none.
+
     `heavy=True` (a state op only) says one element's merge is long: an exp (logsumexp), a value and
     an int64 index (the arg-reductions). Over columns, such an op runs out of warps before it runs
     out of memory bandwidth, so ReduceOuter keeps more of them resident (kernels/policy.py,
@@ -132,6 +140,7 @@ class ReduceOp:
     state: Tuple[Tuple[str, str], ...] = ()
     lift: str = ""
     numpy_lift: Optional[Callable] = None
+    fold: str = ""
     indexed: bool = False
     heavy: bool = False
     exact: bool = False
@@ -151,6 +160,8 @@ class ReduceOp:
             raise ValueError(f"state: duplicate field names in {self.state!r}")
         if self.state and not (self.lift and callable(self.numpy_lift)):
             raise TypeError("lift: a state needs `lift` (CUDA) and `numpy_lift` (NumPy)")
+        if self.fold and not self.state:
+            raise TypeError("fold: only a state op folds one element into a state (declare `state` and `lift`)")
         if self.indexed and not self.state:
             raise TypeError("indexed: only a state op receives the element's index (declare `state` and `lift`)")
         if self.heavy and not self.state:
@@ -433,6 +444,8 @@ class Functors:
             f"  __device__ static acc_t Identity() {{ acc_t a; {init} return a; }}\n"
             f"  __device__ static acc_t Combine(acc_t a, acc_t b) {{ {_body(self.op.combine)} }}\n"
             f"  __device__ static acc_t Lift(value_t x, long long i) {{ {_body(self.op.lift)} }}\n"
+            + (f"  __device__ static acc_t Fold(acc_t a, value_t x, long long i) {{ {_body(self.op.fold)} }}\n"
+               if self.op.fold else "") +
             f"}};\n"
         )
 

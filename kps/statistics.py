@@ -83,6 +83,8 @@ WELFORD = ReduceOp(
     state=(("n", "real"), ("shift", "acc"), ("s1", "acc"), ("s2", "real")),
     lift="acc_t r; r.n = real_t(1); r.shift = x; r.s1 = value_t(-0.0); r.s2 = real_t(-0.0); return r;",
     numpy_lift=_welford_lift,
+    fold=("const value_t d = x - a.shift; acc_t r; r.n = a.n + real_t(1); r.shift = a.shift;"
+          " r.s1 = a.s1 + d; r.s2 = a.s2 + kps::RealDot(d, d); return r;"),
 )
 
 

@@ -260,3 +260,34 @@ def test_a_split_combines_in_two_levels(dtype, shape):
     check_op("sum", sums, x, 0)
     poison_pool(8 * shape[1])
     np.testing.assert_array_equal(cp.asnumpy(ops.reduce_argmax(xd, axis=0)), np.argmax(x, axis=0))
+
+
+def _probe_folds():
+    """A user state that counts the elements it took through `fold` beside their sum (its fold gives
+    other bits than combine of lift on purpose, to be seen): the sum must be right on every path, and
+    every accumulator's first element of a tile comes through combine."""
+    def combine(a, b):
+        return {"s": a["s"] + b["s"], "k": a["k"] + b["k"]}
+
+    op = kps.ReduceOp(
+        "fold_probe", combine="acc_t r; r.s = a.s + b.s; r.k = a.k + b.k; return r;",
+        identity=lambda dt: {"s": 0, "k": 0}, numpy=combine, state=(("s", "acc"), ("k", "acc")),
+        lift="acc_t r; r.s = x; r.k = value_t(0); return r;",
+        numpy_lift=lambda x: {"s": x, "k": np.zeros_like(x)},
+        fold="acc_t r; r.s = a.s + x; r.k = a.k + value_t(1); return r;")
+    return (op, kps.Epilogue("probe_sum", "a.s", lambda a, n: a["s"]),
+            kps.Epilogue("probe_folds", "a.k", lambda a, n: a["k"]))
+
+
+@pytest.mark.parametrize("shape,axes", PATH_SHAPES + SHORT_ROW_SHAPES, ids=str)
+def test_a_declared_fold_takes_the_elements_after_each_accumulators_first(shape, axes):
+    op, total, folds = _probe_folds()
+    x = np.random.default_rng(abs(hash(shape)) % 2**32).standard_normal(shape)
+    xd = cp.asarray(x)
+    n = int(np.prod([shape[a] for a in axes]))
+    np.testing.assert_allclose(cp.asnumpy(ops.reduce(xd, axis=axes, op=op, epilogue=total)), x.sum(axis=axes),
+                               rtol=1e-12, atol=1e-12 * n)
+    k = cp.asnumpy(ops.reduce(xd, axis=axes, op=op, epilogue=folds))
+    assert ((k >= 0) & (k <= n - 1) & (k == np.round(k))).all()
+    if n >= 16:
+        assert k.sum() > 0  # the kernels fold (no path takes every element through combine)

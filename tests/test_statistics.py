@@ -131,6 +131,20 @@ def test_bad_state_names_the_argument(state, message):
                      numpy_lift=lambda x: {"n": x})
 
 
+def test_a_fold_is_rendered_only_where_declared():
+    """`fold` merges one element into a state that holds one (kps.ReduceOp); a state without one
+    renders no Fold, so its kernels combine every lifted element (kps::HasFold)."""
+    f = kps.resolve(kps.WELFORD, kps.IDENTITY, kps.variance(0), np.float32)
+    assert f"Fold(acc_t a, value_t x, long long i) {{ {kps.WELFORD.fold} }}" in f.render()
+    g = kps.resolve(kps.LOGSUMEXP, kps.IDENTITY, kps.LOG_OF_SUM, np.float32)
+    assert "Fold(" not in g.render()
+
+
+def test_only_a_state_folds():
+    with pytest.raises(TypeError, match="fold"):
+        kps.ReduceOp("bad", "a + b", lambda dt: 0, np.add, fold="return a;")
+
+
 def test_a_state_needs_its_lift():
     with pytest.raises(TypeError, match="lift"):
         kps.ReduceOp("bad", "a", lambda dt: {"n": 0}, lambda a, b: a, state=(("n", "acc"),))

@@ -20,15 +20,35 @@ __device__ __forceinline__ void FoldSharedRows(typename R::acc_t (&acc)[ROWS], c
   using Acc = typename R::acc_t;
   kps::Init(acc, R::Identity());
   kps::CarryFor<R, Tin, ROWS> carry;
-#pragma unroll(ROWS == 1 ? 4 : 1)  // one run alone: a few of its reads in flight instead
-  for (unsigned i = 0; i < len; ++i) {
-    Tin raw[ROWS];
-    Acc value[ROWS];
+  Tin raw[ROWS];
+  const auto read = [&] {
 #pragma unroll
     for (int k = 0; k < ROWS; ++k) {
       raw[k] = *run[k];
       run[k] += stride;
     }
+  };
+  unsigned i = 0;
+  if constexpr (kps::HasFold<R>::value) {  // a state's first elements combined, the rest folded (R::Fold)
+    if (len == 0) return;
+    read();
+    kps::ReduceUnary<R, Tr, Tin, ROWS, 1, ROWS, false>(acc, raw, ROWS, 1, kps::AffineIndex<1>(pos, 0, 0));
+#pragma unroll(ROWS == 1 ? 4 : 1)
+    for (i = 1; i < len; ++i) {
+      read();
+      const long long index = pos + i * pos_stride;
+#pragma unroll
+      for (int k = 0; k < ROWS; ++k) {
+        acc[k] = R::Fold(acc[k], kps::Cast<typename R::value_t>(Tr::Apply(kps::Cast<typename Tr::arg_t>(raw[k]))),
+                         index);
+      }
+    }
+    return;
+  }
+#pragma unroll(ROWS == 1 ? 4 : 1)  // one run alone: a few of its reads in flight instead
+  for (; i < len; ++i) {
+    read();
+    Acc value[ROWS];
     kps::ElementwiseUnary<Acc, Tin, ROWS, 1, Tr, false>(value, raw, ROWS, 1, R::Identity(),
                                                         kps::AffineIndex<1>(pos + i * pos_stride, 0, 0));
     kps::Reduce<R, ROWS, 1>(acc, value);

@@ -34,6 +34,19 @@ constexpr int kWarpSize = 32;
 template <typename Acc, int NX>
 constexpr int kLaneAccumulators = __is_class(Acc) ? 1 : NX;
 
+// Whether the reduce functor R merges one element into a state that holds one (R::Fold, a state
+// op's; kps/functors.py): complex scalars are classes too, and have none.
+template <typename...>
+using Void = void;
+template <class R, class = void>
+struct HasFold {
+  static constexpr bool value = false;
+};
+template <class R>
+struct HasFold<R, Void<decltype(&R::Fold)>> {
+  static constexpr bool value = true;
+};
+
 // Rows of partials each thread loads at once in a split's combine (ReadPartials): NY for scalars;
 // one for a state, whose NX x NY tile of them would set the registers of the whole kernel
 // (ReduceOuter with Welford: 206 -> 121 registers; float32 logsumexp bounded to 4 blocks per SM, 64
@@ -352,22 +365,32 @@ __device__ __forceinline__ void Reduce(typename R::acc_t (&acc)[NX],
 // (element i into acc[i % COLS]), pairwise where the accumulator rounds (kps/chains.cuh), else in row
 // order. A state lifts and folds each element in turn, with no tile
 // of lifted states between (the same order, so the same bits): that tile took NX x NY states of
-// registers (float16 argmax rows, 32 elements: 304 bytes spilled a thread).
+// registers (float16 argmax rows, 32 elements: 304 bytes spilled a thread). Each accumulator's first
+// element of the tile goes through Combine, the others through R::Fold, which may leave out the
+// tests for an empty state: an accumulator of a column (COLS == NX) or of the whole tile (COLS == 1)
+// holds an element after its first one wherever any later one is in range.
 template <class R, class Tr, typename T, int NX, int NY, int COLS, bool IsBoundary>
 __device__ __forceinline__ void ReduceUnary(typename R::acc_t (&acc)[COLS], const T (&src)[NX * NY], int num_x,
                                             int num_y, const TileIndex<NY>& index) {
   using Acc = typename R::acc_t;
   static_assert((NX * NY) % COLS == 0, "whole rows of accumulators");
   if constexpr (__is_class(Acc)) {
+    constexpr bool kFolds = HasFold<R>::value && (COLS == 1 || COLS == NX);
 #pragma unroll
     for (int y = 0; y < NY; ++y) {
 #pragma unroll
       for (int x = 0; x < NX; ++x) {
         const bool valid = !IsBoundary || (x < num_x && y < num_y);
-        const Acc value = valid
-            ? Lift<Acc>(Tr::Apply(Cast<typename Tr::arg_t>(src[y * NX + x])), index.row[y] + x * index.step_x)
-            : R::Identity();
-        acc[(y * NX + x) % COLS] = R::Combine(acc[(y * NX + x) % COLS], value);
+        const int k = y * NX + x;
+        const auto element = [&] { return Tr::Apply(Cast<typename Tr::arg_t>(src[k])); };
+        const long long i = index.row[y] + x * index.step_x;
+        if constexpr (kFolds) {
+          if (k >= COLS) {
+            if (valid) acc[k % COLS] = R::Fold(acc[k % COLS], Cast<typename R::value_t>(element()), i);
+            continue;
+          }
+        }
+        acc[k % COLS] = R::Combine(acc[k % COLS], valid ? Lift<Acc>(element(), i) : R::Identity());
       }
     }
   } else {
