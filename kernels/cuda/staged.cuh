@@ -29,7 +29,9 @@ __device__ __forceinline__ void FoldSharedRows(typename R::acc_t (&acc)[ROWS], c
     }
   };
   unsigned i = 0;
-  if constexpr (kps::HasFold<R>::value) {  // a state's first elements combined, the rest folded (R::Fold)
+  // A state's first elements are combined, the rest folded (R::Fold); a struct's carry has no levels
+  // (kps::Rounds), so that path leaves it out.
+  if constexpr (kps::HasFold<R>::value) {
     if (len == 0) return;
     read();
     kps::ReduceUnary<R, Tr, Tin, ROWS, 1, ROWS, false>(acc, raw, ROWS, 1, kps::AffineIndex<1>(pos, 0, 0));
