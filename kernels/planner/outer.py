@@ -64,10 +64,10 @@ def _tile(cols: Layout, traits: Traits, budget: Budget, tuning, state_bytes: int
     return _Tile(vec, ny, vec_in, vec_out)
 
 
-def _block(cols: Layout, traits: Traits, budget: Budget, tuning, state_bytes: int = 0):
+def _block(cols: Layout, traits: Traits, budget: Budget, tuning, state_bytes: int):
     """(a thread's tile, threads side by side) over the columns `cols` (a state's tile keeping
-    `state_bytes` in flight, STATE_COL_TILE_BYTES unless given)."""
-    tile = _tile(cols, traits, budget, tuning, state_bytes or tuning.STATE_COL_TILE_BYTES)
+    `state_bytes` in flight)."""
+    tile = _tile(cols, traits, budget, tuning, state_bytes)
     return tile, col_threads(pow2_at_least(ceil(cols.kept[-1].size, tile.vec)), cols.num_red, tile.ny, tuning)
 
 
@@ -90,7 +90,7 @@ def busy_share(layout: Layout, traits: Traits, budget: Budget, tuning) -> float:
     tile takes (3 rows under 256 float32 columns of a state: 2 rows of 128 threads, 4 rows a thread:
     one row of threads idle, 0.5; 65 complex64 columns: 128 threads wide, 0.51 of them busy)."""
     cols = layout.as_shifted_words() if shifts_words(layout, traits, tuning) else layout
-    tile, bx = _block(cols, traits, budget, tuning)
+    tile, bx = _block(cols, traits, budget, tuning, tuning.STATE_COL_TILE_BYTES)
     by, inner = tuning.BLOCK_THREADS // bx, cols.kept[-1].size
     return inner / (ceil(inner, bx * tile.vec) * bx * tile.vec) * min(by, ceil(cols.num_red, tile.ny)) / by
 
@@ -134,7 +134,7 @@ def _grid(cols: Layout, lanes: int, tile: _Tile, split_target: int, resident: in
 
 
 def _tiled_grid(cols: Layout, traits: Traits, budget: Budget, tuning, split_target: int, resident: int,
-                state_bytes: int = 0):
+                state_bytes: int):
     """(a thread's tile, the grid) over the columns `cols`: ragged rows of threads (`_ragged_lanes`)
     where each block still walks OUTER_RAGGED_MIN_STEPS steps: their one tile of columns needs more
     splits than tiles of a power of two, and a split of a step or two costs more than the idle
@@ -164,7 +164,7 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) 
     if heavy:
         split_target = sm_count * max(budget.blocks_per_sm, tuning.HEAVY_COL_MIN_BLOCKS)
     resident = budget.resident(sm_count, tuning)
-    tile, grid = _tiled_grid(cols, traits, budget, tuning, split_target, resident)
+    tile, grid = _tiled_grid(cols, traits, budget, tuning, split_target, resident, tuning.STATE_COL_TILE_BYTES)
     if traits.state:
         deep, deep_grid = _tiled_grid(cols, traits, budget, tuning, split_target, resident,
                                       tuning.STATE_LONG_COL_TILE_BYTES)
