@@ -141,12 +141,6 @@ COL_ROW_STEPS = 16
 #: Bytes in flight down a state's columns (var (65536, 4096) axis 0 94.5 -> 98.8%, 2026-11-26).
 STATE_COL_TILE_BYTES = 64
 
-#: ... and down long ones (complex64 var over 4 columns 0.93x, float32 over 8 0.89x, 2026-12-03)...
-STATE_LONG_COL_TILE_BYTES = 128
-
-#: ... where every block still walks this many steps of them, in the same tiles of columns.
-STATE_LONG_COL_MIN_STEPS = 8
-
 #: Rows in flight for a column a thread off the grid (float16 257 wide 1823 -> 2509 GB/s, 2026-11-23).
 MISALIGNED_COL_TILE_ROWS = 16
 

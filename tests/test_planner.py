@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import dataclasses
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -828,32 +827,6 @@ def test_short_aligned_rows_fold_several_a_thread(itemsize):
                            strides=[8 * width, 2 * width, 1])):
             assert getattr(other, "rows", 1) == 1, other
     assert getattr(plan((1 << 22, 16), (1,), itemsize=1, acc_itemsize=8), "rows", 1) == 1
-
-
-def test_long_state_columns_take_the_deeper_tile():
-    """A state's columns keep STATE_COL_TILE_BYTES in flight a thread; long ones
-    STATE_LONG_COL_TILE_BYTES where every block still walks STATE_LONG_COL_MIN_STEPS steps of the
-    deeper tile in the same tiles of columns (outer.py), so the threads side by side, the staged
-    share and the tiles of columns stay as the shallower tile drew them."""
-    long = plan((1 << 22, 8), (0,), acc_itemsize=32, state=True)  # float32 var: 8-byte loads, 16 rows
-    assert long.kernel == "outer" and long.vec * long.ny * 4 == policy.STATE_LONG_COL_TILE_BYTES
-    few = plan((100_000, 33), (0,), itemsize=8, acc_itemsize=64, state=True)  # two steps of 16 rows a split
-    assert (few.lanes, few.col_tiles) == (33, 1) and few.vec * few.ny * 8 == policy.STATE_COL_TILE_BYTES
-    shallow = SimpleNamespace(**{**{k: getattr(policy, k) for k in dir(policy) if k.isupper()},
-                                 "STATE_LONG_COL_TILE_BYTES": policy.STATE_COL_TILE_BYTES})
-    deeper = 0
-    for itemsize, acc in ((2, 16), (4, 32), (8, 64), (16, 64)):
-        for width in (2, 3, 8, 33, 128, 4096):
-            for rows in (1 << 12, 1 << 16, 1 << 20, (1 << 28) // (itemsize * width)):
-                cfg = plan((rows, width), (0,), itemsize=itemsize, acc_itemsize=acc, state=True)
-                before = plan((rows, width), (0,), itemsize=itemsize, acc_itemsize=acc, state=True, tuning=shallow)
-                assert (cfg.kernel, cfg.lanes, getattr(cfg, "col_tiles", 0)) == (
-                    before.kernel, before.lanes, getattr(before, "col_tiles", 0))
-                if cfg != before:
-                    deeper += 1
-                    assert cfg.vec * cfg.ny * itemsize == policy.STATE_LONG_COL_TILE_BYTES, (rows, width, cfg)
-                    assert cfg.rows_per_split // (cfg.block // cfg.lanes * cfg.ny) >= policy.STATE_LONG_COL_MIN_STEPS
-    assert deeper > 0
 
 
 def test_columns_take_ragged_rows_of_threads_where_they_pay():

@@ -40,17 +40,17 @@ class _Tile(NamedTuple):
     vec_out: bool
 
 
-def _tile(cols: Layout, traits: Traits, budget: Budget, tuning, state_bytes: int) -> _Tile:
+def _tile(cols: Layout, traits: Traits, budget: Budget, tuning) -> _Tile:
     """A thread's tile over the columns `cols`. Tile rows: no more than the reduced rows need (unused
-    rows cost registers, so blocks); a state's columns as many as keep `state_bytes` in flight; rows
-    off the 16-byte grid (and shifted words) a column per thread, MISALIGNED_COL_TILE_ROWS rows
-    (policy.py)."""
+    rows cost registers, so blocks); a state's columns as many as keep STATE_COL_TILE_BYTES in
+    flight; rows off the 16-byte grid (and shifted words) a column per thread,
+    MISALIGNED_COL_TILE_ROWS rows (policy.py)."""
     inner, outer, itemsize = cols.kept[-1], cols.kept[:-1], cols.itemsize
     acc_itemsize = 4 if cols.shifted_words else traits.acc_itemsize  # (a word of four results: 4 bytes)
     vec = min(tuning.LOAD_BYTES // itemsize, tuning.MAX_COL_VEC, pow2_at_most(inner.size),
               pow2_at_most(tuning.MAX_COL_SHARED_BYTES // (tuning.BLOCK_THREADS * acc_itemsize)),
               pow2_at_most(tuning.MAX_COL_ACC_BYTES // acc_itemsize))
-    rows = max(tuning.MAX_TILE_ROWS, state_bytes // (vec * itemsize)) if traits.state else None
+    rows = max(tuning.MAX_TILE_ROWS, tuning.STATE_COL_TILE_BYTES // (vec * itemsize)) if traits.state else None
     ny = min(budget.tile_rows(vec, tuning, rows), pow2_at_least(cols.num_red))
     # (a size-1 dim's stride is never stepped)
     vec_in = traits.vector_loads and inner.in_stride == 1 and aligned(
@@ -64,10 +64,9 @@ def _tile(cols: Layout, traits: Traits, budget: Budget, tuning, state_bytes: int
     return _Tile(vec, ny, vec_in, vec_out)
 
 
-def _block(cols: Layout, traits: Traits, budget: Budget, tuning, state_bytes: int):
-    """(a thread's tile, threads side by side) over the columns `cols` (a state's tile keeping
-    `state_bytes` in flight)."""
-    tile = _tile(cols, traits, budget, tuning, state_bytes)
+def _block(cols: Layout, traits: Traits, budget: Budget, tuning):
+    """(a thread's tile, threads side by side) over the columns `cols`."""
+    tile = _tile(cols, traits, budget, tuning)
     return tile, col_threads(pow2_at_least(ceil(cols.kept[-1].size, tile.vec)), cols.num_red, tile.ny, tuning)
 
 
@@ -90,7 +89,7 @@ def busy_share(layout: Layout, traits: Traits, budget: Budget, tuning) -> float:
     tile takes (3 rows under 256 float32 columns of a state: 2 rows of 128 threads, 4 rows a thread:
     one row of threads idle, 0.5; 65 complex64 columns: 128 threads wide, 0.51 of them busy)."""
     cols = layout.as_shifted_words() if shifts_words(layout, traits, tuning) else layout
-    tile, bx = _block(cols, traits, budget, tuning, tuning.STATE_COL_TILE_BYTES)
+    tile, bx = _block(cols, traits, budget, tuning)
     by, inner = tuning.BLOCK_THREADS // bx, cols.kept[-1].size
     return inner / (ceil(inner, bx * tile.vec) * bx * tile.vec) * min(by, ceil(cols.num_red, tile.ny)) / by
 
@@ -133,45 +132,27 @@ def _grid(cols: Layout, lanes: int, tile: _Tile, split_target: int, resident: in
     return _Grid(lanes, col_tiles, num_tiles, rows_per_split, num_splits, rows_per_split // step)
 
 
-def _tiled_grid(cols: Layout, traits: Traits, budget: Budget, tuning, split_target: int, resident: int,
-                state_bytes: int):
-    """(a thread's tile, the grid) over the columns `cols`: ragged rows of threads (`_ragged_lanes`)
-    where each block still walks OUTER_RAGGED_MIN_STEPS steps: their one tile of columns needs more
-    splits than tiles of a power of two, and a split of a step or two costs more than the idle
-    threads it saves."""
-    tile, bx = _block(cols, traits, budget, tuning, state_bytes)
-    grid = _grid(cols, bx, tile, split_target, resident, tuning)
-    ragged = _ragged_lanes(ceil(cols.kept[-1].size, tile.vec), bx, tuning)
-    if ragged:
-        wide = _grid(cols, ragged, tile, split_target, resident, tuning)
-        if wide.steps >= tuning.OUTER_RAGGED_MIN_STEPS:
-            grid = wide
-    return tile, grid
-
-
 def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) -> OuterPlan:
     """ReduceOuter's launch. A heavy state keeps HEAVY_COL_MIN_BLOCKS blocks resident (while the
     budget bounds it), and its splits fill whole waves of them: its resident blocks hide the
-    combine's work. A state's long columns take the deeper tile of STATE_LONG_COL_TILE_BYTES where
-    every block still walks STATE_LONG_COL_MIN_STEPS steps of it in the same tiles of columns: its
-    merge of an element is long, and its split kernels hold 3 blocks an SM, so more loads in flight
-    a thread keep the memory busier; shorter columns keep the tile their threads side by side and
-    ReduceStaged's share (`busy_share`) were drawn with."""
+    combine's work. Ragged rows of threads (`_ragged_lanes`) where each block still walks
+    OUTER_RAGGED_MIN_STEPS steps: their one tile of columns needs more splits than tiles of a power
+    of two, and a split of a step or two costs more than the idle threads it saves."""
     cols = layout.as_shifted_words() if shifts_words(layout, traits, tuning) else layout
     inner, outer, num_red = cols.kept[-1], cols.kept[:-1], cols.num_red
     heavy = traits.heavy and budget.heavy_bound
+    tile, bx = _block(cols, traits, budget, tuning)
+    vec, ny, block = tile.vec, tile.ny, tuning.BLOCK_THREADS
     split_target = budget.split_target(sm_count, tuning)
     if heavy:
         split_target = sm_count * max(budget.blocks_per_sm, tuning.HEAVY_COL_MIN_BLOCKS)
     resident = budget.resident(sm_count, tuning)
-    tile, grid = _tiled_grid(cols, traits, budget, tuning, split_target, resident, tuning.STATE_COL_TILE_BYTES)
-    if traits.state:
-        deep, deep_grid = _tiled_grid(cols, traits, budget, tuning, split_target, resident,
-                                      tuning.STATE_LONG_COL_TILE_BYTES)
-        if (deep.ny > tile.ny and deep_grid.steps >= tuning.STATE_LONG_COL_MIN_STEPS
-                and (deep_grid.lanes, deep_grid.col_tiles) == (grid.lanes, grid.col_tiles)):
-            tile, grid = deep, deep_grid
-    vec, ny, block = tile.vec, tile.ny, tuning.BLOCK_THREADS
+    grid = _grid(cols, bx, tile, split_target, resident, tuning)
+    ragged = _ragged_lanes(ceil(inner.size, vec), bx, tuning)
+    if ragged:
+        wide = _grid(cols, ragged, tile, split_target, resident, tuning)
+        if wide.steps >= tuning.OUTER_RAGGED_MIN_STEPS:
+            grid = wide
     # a round of the combine: each row of threads' partial rows (kps::kPartialRows: one for a state,
     # else the tile's)
     per_round = block // grid.lanes * (1 if traits.state else ny)
