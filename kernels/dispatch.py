@@ -39,7 +39,8 @@ def launch_for(x, y, axes: Sequence[int], keepdims: bool, functors: Functors, mo
         layout = planner.Layout.of(x.shape, strides, axes, out_strides, itemsize, out_itemsize,
                                    indexed=functors.op.indexed, in_misalign=x_misalign, out_align=out_align)
         traits = planner.Traits(
-            state=bool(functors.op.state), heavy=functors.op.heavy, acc_itemsize=functors.acc_dtype.itemsize,
+            state=bool(functors.op.state), complex_acc=not functors.op.state and functors.acc_dtype.kind == "c",
+            heavy=functors.op.heavy, acc_itemsize=functors.acc_dtype.itemsize,
             folds_words=words, word_columns=words and functors.out_dtype == np.bool_,
             inputs=1 + len(functors.more_dtypes), vector_loads=vectors, inputs_off_grid=off_grid, inputs_shift=shift,
         )

@@ -9,6 +9,7 @@ from hypothesis import example, given, strategies as st
 
 from kernels import config, params, planner, policy
 from kernels.planner import AxisError, Budget, Dim, splits
+from kps.compiler import INCLUDE_DIR
 
 
 def c_strides(shape):
@@ -289,6 +290,22 @@ def test_many_splits_combine_in_two_levels():
     few = plan((1 << 16, 4096), (0,))
     assert 1 < few.num_splits == few.split_group and few.counters == few.grid[0]
     assert plan((65536, 4096), (1,)).counters == 0
+
+
+def test_complex_partials_load_the_kernels_bytes_a_round():
+    """A complex accumulator's combine loads COMPLEX_PARTIAL_BYTES of partials a thread a round, the
+    number kps::kPartialRows reads (kComplexPartialBytes), so its split groups are chosen on the rounds
+    the kernel takes: complex64 sums over 16 columns (two complex128 partials a thread, two rows a
+    round) combine in two levels, complex128 ones over 5 columns (four rows a round) in one."""
+    header = (INCLUDE_DIR / "kps" / "primitives.cuh").read_text()
+    assert f"constexpr int kComplexPartialBytes = {splits.COMPLEX_PARTIAL_BYTES};" in header
+    c64 = plan((1 << 21, 16), (0,), itemsize=8, acc_itemsize=16, complex_acc=True)
+    assert splits.partial_rows(planner.Traits(complex_acc=True, acc_itemsize=16), c64.ny, c64.vec) == 2
+    assert c64.num_splits > c64.split_group > 1 and _combine_rounds(c64, c64.block // c64.lanes * 2) <= 2
+    c128 = plan((3355443, 5), (0,), itemsize=16, acc_itemsize=16, complex_acc=True)
+    assert c128.num_splits == c128.split_group and _combine_rounds(c128, c128.block // c128.lanes * 4) <= 2
+    assert splits.partial_rows(planner.Traits(state=True, acc_itemsize=48), 8, 1) == 1
+    assert splits.partial_rows(planner.Traits(acc_itemsize=8), 4, 2) == 4
 
 
 @given(st.integers(1, 64), st.sampled_from([1, 2, 4, 8, 16, 32, 64, 512]), st.integers(1, 4096))

@@ -142,7 +142,7 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceOuter(const OuterPara
     if (p.num_splits > 1) {  // (a runtime test, not the other kernels' Split flag: docs/tuning.md)
       // The host launches one block column per tile when it splits: no grid-stride here.
       auto fold = [&](unsigned row, unsigned count, unsigned step) {
-        kps::FoldPartials<R, VEC, kps::kPartialRows<Acc, NY>, kBY>(acc, partials + first, row, count, step,
+        kps::FoldPartials<R, VEC, kps::kPartialRows<Acc, NY, VEC>, kBY>(acc, partials + first, row, count, step,
                                                                    p.num_out, ncols, ty, ncols > 0);
         kps::BlockReduceY<R, VEC, BX, BLOCK>(acc, smem);
       };

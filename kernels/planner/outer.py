@@ -10,7 +10,7 @@ from .budget import Budget
 from .dims import aligned, ceil, index_bits, pow2_at_least, pow2_at_most, size_of
 from .layout import Layout
 from .plans import OuterPlan
-from .splits import choose_splits, split_group, wave_fill
+from .splits import choose_splits, partial_rows, split_group, wave_fill
 from .traits import Traits
 from .words import shifts_words
 
@@ -153,9 +153,7 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) 
         wide = _grid(cols, ragged, tile, split_target, resident, tuning)
         if wide.steps >= tuning.OUTER_RAGGED_MIN_STEPS:
             grid = wide
-    # a round of the combine: each row of threads' partial rows (kps::kPartialRows: one for a state,
-    # else the tile's)
-    per_round = block // grid.lanes * (1 if traits.state else ny)
+    per_round = block // grid.lanes * partial_rows(traits, ny, vec)  # rows of partials a combine round loads
     group = split_group(grid.num_splits, per_round, min(grid.num_tiles, tuning.MAX_GRID_X), tuning)
     return OuterPlan(
         reduce_type=layout.reduce_type, kept=outer, red=cols.red, inner=inner,

@@ -3,6 +3,23 @@ the combine of their partials (one level, or two: groups of splits first, kps::C
 from __future__ import annotations
 
 from .dims import ceil
+from .traits import Traits
+
+
+#: Bytes of a complex accumulator's partials a thread of a split combine loads a round (beside the
+#: kernels' kps::kComplexPartialBytes, kps/include/kps/primitives.cuh; tests/test_planner.py checks).
+COMPLEX_PARTIAL_BYTES = 64
+
+
+def partial_rows(traits: Traits, ny: int, vec: int) -> int:
+    """Rows of partials a thread of a split combine loads a round (kps::kPartialRows, for `vec`
+    accumulators a row): a scalar's tile rows (`ny`), COMPLEX_PARTIAL_BYTES of a complex number's
+    (at least one row, at most `ny`), one row of a state's."""
+    if traits.state:
+        return 1
+    if traits.complex_acc:
+        return max(1, min(ny, COMPLEX_PARTIAL_BYTES // (traits.acc_itemsize * vec)))
+    return ny
 
 
 def choose_splits(units: int, slots: int, max_splits: int, realize, slack: float) -> int:

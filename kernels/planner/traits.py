@@ -9,8 +9,10 @@ class Traits:
     """The traits of a reduction that shape its plan (kps.Functors and the call's further inputs).
 
     `state`: the accumulator is a struct of several fields (a state op), whose combine and shuffles
-    cost several times a scalar's. `heavy`: a state op whose merge of one element is long
-    (kps.ReduceOp's `heavy`): ReduceOuter keeps HEAVY_COL_MIN_BLOCKS blocks resident, and its splits
+    cost several times a scalar's. `complex_acc`: the accumulator is a complex number (kps::complex,
+    two parts in the kernels: a split's combine loads COMPLEX_PARTIAL_BYTES of its partials a
+    thread a round, kernels/planner/splits.py). `heavy`: a state op whose merge of one element is
+    long (kps.ReduceOp's `heavy`): ReduceOuter keeps HEAVY_COL_MIN_BLOCKS blocks resident, and its splits
     fill waves of them. `acc_itemsize`: bytes of one accumulator, which bounds what
     shared memory and registers hold. `folds_words`: a 1-byte reduction that may read its input as
     uint32 words of four bytes (kps.packs_words). `word_columns`: where the innermost dim is kept
@@ -24,6 +26,7 @@ class Traits:
     constant; 0 where they differ."""
 
     state: bool = False
+    complex_acc: bool = False
     heavy: bool = False
     acc_itemsize: int = 4
     folds_words: bool = False

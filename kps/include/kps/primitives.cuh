@@ -47,13 +47,37 @@ struct HasFold<R, Void<decltype(&R::Fold)>> {
   static constexpr bool value = true;
 };
 
-// Rows of partials each thread loads at once in a split's combine (ReadPartials): NY for scalars;
+// Whether an accumulator is a complex number (kps::complex): a struct of two parts whose combine
+// is a scalar's two adds, not a state's several fields.
+template <typename T>
+struct IsComplex {
+  static constexpr bool value = false;
+};
+template <typename T>
+struct IsComplex<complex<T>> {
+  static constexpr bool value = true;
+};
+
+// Whether an accumulator is a state (a struct of several fields, kps/functors.py): its combine is long.
+template <typename Acc>
+inline constexpr bool kIsState = __is_class(Acc) && !IsComplex<Acc>::value;
+
+// Bytes of a complex accumulator's partials a thread loads a round of a split's combine: two rows of
+// a complex64 sum's two columns, four of a complex128's one (one row a round: 8 rounds over 374
+// splits, docs/tuning.md). kernels/planner/splits.py plans with the same number.
+constexpr int kComplexPartialBytes = 64;
+
+// Rows of partials each thread loads at once in a split's combine (ReadPartials), for NX partials a
+// row: NY for scalars; kComplexPartialBytes of a complex number's, at least one row and at most NY;
 // one for a state, whose NX x NY tile of them would set the registers of the whole kernel
 // (ReduceOuter with Welford: 206 -> 121 registers; float32 logsumexp bounded to 4 blocks per SM, 64
 // bytes spilled -> none, 52 -> 100% of the read ceiling over (65536, 4096), kernel alone). Many
 // splits combine in two levels instead (kps::CombineSplits).
-template <typename Acc, int NY>
-constexpr int kPartialRows = __is_class(Acc) ? 1 : NY;
+__host__ __device__ constexpr int ClampRows(int rows, int most) { return rows < 1 ? 1 : rows > most ? most : rows; }
+template <typename Acc, int NY, int NX = 1>
+constexpr int kPartialRows = !__is_class(Acc) ? NY
+                             : kIsState<Acc>   ? 1
+                                               : ClampRows(kComplexPartialBytes / (static_cast<int>(sizeof(Acc)) * NX), NY);
 
 template <typename T, int N>
 __device__ __forceinline__ void Init(T (&dst)[N], T value) {
@@ -439,8 +463,9 @@ inline constexpr int kBlockRowsY = BLOCK / BX + (BLOCK % BX != 0);
 
 // The most rows BlockReduceY's row 0 folds one after another from shared memory: a warp tree's
 // block of BLOCK / 32 rows (8 at 256 threads). More rows (rows of under 29 threads that do not
-// divide the block) fold as a tree, so an accumulator meets log2 of them in a chain, not each in
-// turn: a state's combines (an exponential, a division) would otherwise wait on one another.
+// divide the block), and a state's rows however few, fold as a tree, so an accumulator meets log2 of
+// them in a chain, not each in turn: a state's combines (an exponential, a division, Welford's
+// shift) would otherwise wait on one another.
 constexpr int kSerialRowsY = 8;
 
 // Largest power of two below n (n > 1).
@@ -471,12 +496,36 @@ __device__ __forceinline__ void BlockReduceY(typename R::acc_t (&acc)[NX], typen
       for (int x = 0; x < NX; ++x) smem[(x * kStride + ty / kRowsPerWarp) * BX + tx] = acc[x];
     }
     __syncthreads();
-    if constexpr (kSlots <= kSerialRowsY) {
+    // A state's slots fold as a tree whatever their number: its combines are long, and seven of them
+    // in a chain sat on the split combine's path (complex64 var, docs/tuning.md).
+    constexpr bool kTree = kSlots > kSerialRowsY || (kIsState<typename R::acc_t> && kSlots > 2);
+    if constexpr (!kTree) {
       if (ty == 0) {
 #pragma unroll
         for (int x = 0; x < NX; ++x) {
           for (int s = 1; s < kSlots; ++s) acc[x] = R::Combine(acc[x], smem[(x * kStride + s) * BX + tx]);
         }
+      }
+    } else if constexpr (kRowsPerWarp > 1) {
+      // The slots are rows 0, kRowsPerWarp, 2 kRowsPerWarp, ... of threads: rows r < count - half take
+      // slot r + half into slot r (left before right), row 0 its own slot from its registers and the
+      // others from shared memory, until row 0 has them all.
+#pragma unroll
+      for (int half = HalfBelow(kSlots); half >= 1; half /= 2) {
+        const int count = half == HalfBelow(kSlots) ? kSlots : 2 * half;
+        if (ty < count - half) {
+#pragma unroll
+          for (int x = 0; x < NX; ++x) {
+            const typename R::acc_t mine = ty == 0 ? acc[x] : smem[(x * kStride + ty) * BX + tx];
+            const typename R::acc_t both = R::Combine(mine, smem[(x * kStride + ty + half) * BX + tx]);
+            if (ty == 0) {
+              acc[x] = both;
+            } else if (half > 1) {
+              smem[(x * kStride + ty) * BX + tx] = both;
+            }
+          }
+        }
+        if (half > 1) __syncthreads();
       }
     } else {
       // Rows r < count - half take row r + half (left before right: a fixed order), until row 0 has
