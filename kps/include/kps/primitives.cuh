@@ -509,7 +509,8 @@ __device__ __forceinline__ void BlockReduceY(typename R::acc_t (&acc)[NX], typen
     } else if constexpr (kRowsPerWarp > 1) {
       // The slots are rows 0, kRowsPerWarp, 2 kRowsPerWarp, ... of threads: rows r < count - half take
       // slot r + half into slot r (left before right), row 0 its own slot from its registers and the
-      // others from shared memory, until row 0 has them all.
+      // others from shared memory, until row 0 has them all. (Apart from the branch below: one loop
+      // for both moved ptxas's registers of kernels it was not measured on, docs/tuning.md.)
 #pragma unroll
       for (int half = HalfBelow(kSlots); half >= 1; half /= 2) {
         const int count = half == HalfBelow(kSlots) ? kSlots : 2 * half;
