@@ -6,6 +6,7 @@ from typing import Sequence
 import numpy as np
 
 import kps
+from kps import dtypes
 from kps.functors import Functors
 
 from . import launcher, planner
@@ -39,7 +40,7 @@ def launch_for(x, y, axes: Sequence[int], keepdims: bool, functors: Functors, mo
         layout = planner.Layout.of(x.shape, strides, axes, out_strides, itemsize, out_itemsize,
                                    indexed=functors.op.indexed, in_misalign=x_misalign, out_align=out_align)
         traits = planner.Traits(
-            state=bool(functors.op.state), complex_acc=not functors.op.state and functors.acc_dtype.kind == "c",
+            state=bool(functors.op.state), complex_acc=not functors.op.state and dtypes.is_complex(functors.acc_dtype),
             heavy=functors.op.heavy, acc_itemsize=functors.acc_dtype.itemsize,
             folds_words=words, word_columns=words and functors.out_dtype == np.bool_,
             inputs=1 + len(functors.more_dtypes), vector_loads=vectors, inputs_off_grid=off_grid, inputs_shift=shift,

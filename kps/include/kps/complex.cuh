@@ -64,6 +64,16 @@ struct alignas(2 * sizeof(T)) complex {
   __device__ __forceinline__ friend bool operator>=(complex a, complex b) { return b <= a; }
 };
 
+// IsComplex<T>::value: whether T is a kps::complex.
+template <typename T>
+struct IsComplex {
+  static constexpr bool value = false;
+};
+template <typename T>
+struct IsComplex<complex<T>> {
+  static constexpr bool value = true;
+};
+
 template <typename T>
 __device__ __forceinline__ T Real(T x) { return x; }
 template <typename T>

@@ -47,18 +47,8 @@ struct HasFold<R, Void<decltype(&R::Fold)>> {
   static constexpr bool value = true;
 };
 
-// Whether an accumulator is a complex number (kps::complex): a struct of two parts whose combine
-// is a scalar's two adds, not a state's several fields.
-template <typename T>
-struct IsComplex {
-  static constexpr bool value = false;
-};
-template <typename T>
-struct IsComplex<complex<T>> {
-  static constexpr bool value = true;
-};
-
-// Whether an accumulator is a state (a struct of several fields, kps/functors.py): its combine is long.
+// Whether an accumulator is a state (a struct of several fields, kps/functors.py; a complex number
+// is a struct of two parts whose combine is a scalar's two adds): its combine is long.
 template <typename Acc>
 inline constexpr bool kIsState = __is_class(Acc) && !IsComplex<Acc>::value;
 
@@ -510,7 +500,8 @@ __device__ __forceinline__ void BlockReduceY(typename R::acc_t (&acc)[NX], typen
       // The slots are rows 0, kRowsPerWarp, 2 kRowsPerWarp, ... of threads: rows r < count - half take
       // slot r + half into slot r (left before right), row 0 its own slot from its registers and the
       // others from shared memory, until row 0 has them all. (Apart from the branch below: one loop
-      // for both moved ptxas's registers of kernels it was not measured on, docs/tuning.md.)
+      // for both, or one level function for both, changed the code ptxas gave kernels it was not
+      // measured on, docs/tuning.md.)
 #pragma unroll
       for (int half = HalfBelow(kSlots); half >= 1; half /= 2) {
         const int count = half == HalfBelow(kSlots) ? kSlots : 2 * half;
