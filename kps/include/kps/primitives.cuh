@@ -453,9 +453,8 @@ inline constexpr int kBlockRowsY = BLOCK / BX + (BLOCK % BX != 0);
 
 // The most rows BlockReduceY's row 0 folds one after another from shared memory: a warp tree's
 // block of BLOCK / 32 rows (8 at 256 threads). More rows (rows of under 29 threads that do not
-// divide the block), and a state's rows however few, fold as a tree, so an accumulator meets log2 of
-// them in a chain, not each in turn: a state's combines (an exponential, a division, Welford's
-// shift) would otherwise wait on one another.
+// divide the block) fold as a tree, so an accumulator meets log2 of them in a chain, not each in
+// turn: a state's combines (an exponential, a division) would otherwise wait on one another.
 constexpr int kSerialRowsY = 8;
 
 // Largest power of two below n (n > 1).
@@ -486,38 +485,12 @@ __device__ __forceinline__ void BlockReduceY(typename R::acc_t (&acc)[NX], typen
       for (int x = 0; x < NX; ++x) smem[(x * kStride + ty / kRowsPerWarp) * BX + tx] = acc[x];
     }
     __syncthreads();
-    // A state's slots fold as a tree whatever their number: its combines are long, and seven of them
-    // in a chain sat on the split combine's path (complex64 var, docs/tuning.md).
-    constexpr bool kTree = kSlots > kSerialRowsY || (kIsState<typename R::acc_t> && kSlots > 2);
-    if constexpr (!kTree) {
+    if constexpr (kSlots <= kSerialRowsY) {
       if (ty == 0) {
 #pragma unroll
         for (int x = 0; x < NX; ++x) {
           for (int s = 1; s < kSlots; ++s) acc[x] = R::Combine(acc[x], smem[(x * kStride + s) * BX + tx]);
         }
-      }
-    } else if constexpr (kRowsPerWarp > 1) {
-      // The slots are rows 0, kRowsPerWarp, 2 kRowsPerWarp, ... of threads: rows r < count - half take
-      // slot r + half into slot r (left before right), row 0 its own slot from its registers and the
-      // others from shared memory, until row 0 has them all. (Apart from the branch below: one loop
-      // for both, or one level function for both, changed the code ptxas gave kernels it was not
-      // measured on, docs/tuning.md.)
-#pragma unroll
-      for (int half = HalfBelow(kSlots); half >= 1; half /= 2) {
-        const int count = half == HalfBelow(kSlots) ? kSlots : 2 * half;
-        if (ty < count - half) {
-#pragma unroll
-          for (int x = 0; x < NX; ++x) {
-            const typename R::acc_t mine = ty == 0 ? acc[x] : smem[(x * kStride + ty) * BX + tx];
-            const typename R::acc_t both = R::Combine(mine, smem[(x * kStride + ty + half) * BX + tx]);
-            if (ty == 0) {
-              acc[x] = both;
-            } else if (half > 1) {
-              smem[(x * kStride + ty) * BX + tx] = both;
-            }
-          }
-        }
-        if (half > 1) __syncthreads();
       }
     } else {
       // Rows r < count - half take row r + half (left before right: a fixed order), until row 0 has
