@@ -132,6 +132,10 @@ OUTER_RAGGED_MIN_GAIN = 1.5
 #: float32 logsumexp (15420, 68) 16.8 -> 21.6 us; of 4 or more: 0.61-1.01x).
 OUTER_RAGGED_MIN_STEPS = 4
 
+#: ReduceOuter loads a block's next tile while it folds this one where each tile's rows are one step
+#: of the thread's tile and the block walks this many tiles at least (docs/tuning.md, session 32).
+OUTER_PREFETCH_MIN_TILES = 4
+
 #: The most threads side by side (BX): a warp's 32 x 16 bytes, a 512-byte run per reduced row (2026-11-22).
 MAX_COL_THREADS = 32
 

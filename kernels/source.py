@@ -67,7 +67,8 @@ def template_args(cfg: ReduceConfig, functors: Functors) -> List[Tuple[str, obje
         return args + [("FlatRuns", _bool(cfg.flat_runs)), ("SharedLanes", _bool(cfg.shared_lanes)),
                        ("InputShift", cfg.input_shift), ("Split", _bool(cfg.num_splits > 1)), ("ROWS", cfg.rows)]
     return args + [("VecIn", _bool(cfg.vec_in)), ("VecOut", _bool(cfg.vec_out)),
-                   ("ShiftedWords", _bool(bool(cfg.shifted_words))), ("OneRow", _bool(cfg.one_row))]
+                   ("ShiftedWords", _bool(bool(cfg.shifted_words))), ("OneRow", _bool(cfg.one_row)),
+                   ("Prefetch", _bool(cfg.prefetch))]
 
 
 def _bool(flag) -> str:

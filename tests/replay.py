@@ -178,6 +178,12 @@ class Replay:
                                 for j in range(min(4, cfg.shifted_words - 4 * col)):  # bytes of its word
                                     self.writes[4 * out_off + 4 * col + j] += 1
                             continue
+                        if cfg.prefetch:  # a tile's rows one step: rows ty, ty + by, ... of every thread
+                            self._prefetched_rows(cfg, base, ncols, by, red)
+                            if ncols:
+                                for j in range(ncols):
+                                    self.writes[out_off + (col + j) * cfg.inner.out_stride] += 1
+                            continue
                         for ty in range(by):
                             r = r_begin + ty
                             if ncols == vec:
@@ -201,6 +207,21 @@ class Replay:
                             for j in range(ncols):
                                 self.writes[out_off + (col + j) * cfg.inner.out_stride] += 1
         return self
+
+    def _prefetched_rows(self, cfg, base, ncols, by, red):
+        """ReduceOuter's Prefetch walk of one thread column's tile (kernels/cuda/outer.cuh,
+        FoldTilesPrefetched): every row of threads reads its rows of the tile at once, whole vectors
+        where its columns are (vector loads on the tile's last rows too), element by element in a
+        row's last tile."""
+        assert cfg.num_splits == 1 and cfg.num_red <= by * cfg.ny, "a tile's rows: one step"
+        for ty in range(min(by, cfg.num_red)):
+            for y in range(min(cfg.ny, _ceil(cfg.num_red - ty, by))):
+                offset, pos = red(ty + y * by)
+                row = base + offset
+                if cfg.vec_in and ncols == cfg.vec:
+                    assert self._address(row) % (cfg.vec * self.itemsize) == 0
+                for j in range(ncols):
+                    self._read(row + j * cfg.inner.in_stride, cfg.index_offset + pos)
 
     def _shifted_words(self, cfg, base, ncols, by, r_begin, r_end, red, col):
         """ReduceOuter's ShiftedWords: a thread's word column `col` (bytes 4 col on in each row), one

@@ -27,7 +27,8 @@ SMALL = SimpleNamespace(BLOCK_THREADS=64, MAX_COL_SHARED_BYTES=8192, BLOCKS_PER_
                         STAGE_DIRECT_ROWS=4, STAGE_DIRECT_FOLDS=16, STAGE_DIRECT_ACC_BYTES=32, STAGE_DIRECT_REFOLDS=0.5, STAGE_MAX_ACC_BYTES=32, STAGE_MAX_DIRECT_ACC_BYTES=64, STAGE_WIDE_MAX_RUN_BYTES=1024,
                         STAGE_WIDE_STATE_SLOTS=1, STAGE_WIDE_COLUMN_VECTORS=1, STAGE_STATE_OUTER_BUSY=0.5, STAGE_WIDE_OUTER_BUSY=1 / 3,
                         STAGE_WORD_COLUMN_RESIDUES=2, STAGE_BYTE_ROWS_MAX=16, STAGE_BYTE_ROWS_MAX_BANK_WAYS=4,
-                        SHIFTED_WORD_COLUMNS_MIN=64, SPLIT_ONE_LEVEL_ROUNDS=1, SPLIT_COUNTERS=65536)
+                        SHIFTED_WORD_COLUMNS_MIN=64, SPLIT_ONE_LEVEL_ROUNDS=1, SPLIT_COUNTERS=65536,
+                        OUTER_PREFETCH_MIN_TILES=2)
 
 
 def tiered(values, fast):
@@ -207,6 +208,26 @@ def test_narrow_ragged_rows_of_threads_read_every_element_once(shape, itemsize, 
         cfg = check_coverage(view, (0,), [0], 1, misalign, policy, state=state, acc_itemsize=acc_itemsize)
         if misalign == 0:
             assert cfg.kernel == "outer" and cfg.lanes == lanes and cfg.num_splits > 1, cfg
+
+
+#: Few reduced rows under kept columns over more tiles than a wave of blocks (one SM), walked with the
+#: next tile's loads in flight (outer._prefetches): float32, complex64 and complex128 states and
+#: float32 sums, 8- and 16-byte loads, a row's last tile ragged (1029 of 1032 columns: its last
+#: thread's 16-byte vector holds one column), rows off the grid an element a load, kept dims on
+#: both sides of the reduced one. (view shape, its slice of the last dim, axes, itemsize, state, accumulator bytes)
+PREFETCH_CASES = [((40, 2, 1030), 1030, (1,), 4, True, 32), ((40, 3, 1032), 1029, (1,), 4, False, 4),
+                  ((40, 5, 260), 260, (1,), 8, True, 48), ((40, 3, 130), 130, (1,), 16, False, 16),
+                  ((20, 2, 3, 130), 130, (1,), 8, True, 48), ((40, 2, 1031), 1031, (1,), 4, False, 8)]
+
+
+@pytest.mark.parametrize("shape,width,axes,itemsize,state,acc_itemsize", PREFETCH_CASES, ids=str)
+def test_prefetched_tiles_read_every_element_once(shape, width, axes, itemsize, state, acc_itemsize):
+    view = np.empty(shape, f"u{itemsize}" if itemsize <= 8 else "c16")[..., :width]
+    kept = [i for i in range(len(shape)) if i not in axes]
+    for indexed in (False, True):
+        cfg = check_coverage(view, axes, list(range(len(kept))), 1, 0, state=state, acc_itemsize=acc_itemsize,
+                             indexed=indexed)
+        assert cfg.kernel == "outer" and cfg.prefetch and cfg.grid[0] < cfg.num_tiles, cfg
 
 
 def test_ragged_column_lanes_follow_the_policy():

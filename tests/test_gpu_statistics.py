@@ -78,6 +78,43 @@ def test_states_over_short_rows_fold_several_a_thread(dtype, shape, axes):
     np.testing.assert_array_equal(cp.asnumpy(ops.reduce_argmax(xd, axis=axis)), np.argmax(x, axis=axis))
 
 
+#: Few reduced rows under kept columns, a tile's rows one step of a thread's tile, over more tiles
+#: than the grid's blocks: ReduceOuter loads each block's next tile while it folds this one
+#: (kernels/planner/outer.py, `_prefetches`, here from one tile a block on; real rows of 16-byte
+#: vectors of two elements, float16 columns a tile wide).
+PREFETCH_CASES = [(np.dtype(np.float32), (300, 7, 2048), (1,)), (np.dtype(np.float16), (1200, 12, 512), (1,))]
+
+
+@pytest.mark.parametrize("dtype,shape,axes", PREFETCH_CASES, ids=str)
+def test_few_row_tiles_prefetched(dtype, shape, axes, monkeypatch):
+    """Every state (var, std, logsumexp, nanvar), the sum, the precise sum and argmax of few-row tiles
+    walked with the next tile's loads in flight, against NumPy, from poisoned outputs, repeats
+    bit-identical; the variance's plan prefetches."""
+    monkeypatch.setattr(policy, "OUTER_PREFETCH_MIN_TILES", 1)
+    x = data(shape, dtype, "sum", np.random.default_rng(abs(hash((dtype.name, shape))) % 2**32))
+    xd = cp.asarray(x)
+    kept = tuple(n for i, n in enumerate(shape) if i not in axes)
+    f = kps.resolve(kps.WELFORD, kps.IDENTITY, kps.variance(0), dtype)
+    cfg = dispatch.launch_for(xd, poisoned_like(kept, f.out_dtype), axes, False, f).cfg
+    assert cfg.kernel == "outer" and cfg.prefetch and cfg.grid[0] < cfg.num_tiles, cfg
+    for name in STATS:
+        kwargs = {"ddof": 1} if name != "logsumexp" else {}
+        check(name, _run(name, xd, axes, **kwargs), x, axes, ddof=kwargs.get("ddof", 0))
+    nan = x.copy()
+    nan[::3, 0] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        got = cp.asnumpy(ops.reduce_nanvar(cp.asarray(nan), axis=axes))
+        expect = np.nanvar(nan.astype(np.float64), axis=axes)
+        np.testing.assert_allclose(got, expect, rtol=1e-3 if dtype.itemsize > 2 else 2e-2)
+    for precise in (False, True):
+        fresh = ops.reduce_sum(xd, axis=axes, precise=precise)
+        poison_pool(fresh.nbytes)
+        np.testing.assert_array_equal(cp.asnumpy(fresh), cp.asnumpy(ops.reduce_sum(xd, axis=axes, precise=precise)))
+        check_op("sum", cp.asnumpy(fresh), x, axes)
+    np.testing.assert_array_equal(cp.asnumpy(ops.reduce_argmax(xd, axis=axes[0])), np.argmax(x, axis=axes[0]))
+
+
 #: Columns that ReduceOuter takes in ragged rows of threads (kernels/planner/outer.py, `_ragged_lanes`):
 #: float32 sums in rows of 17 vectors and var in rows of 34, float64 sums and var in rows of 34; rows
 #: narrower than half a warp: float32 sums in rows of 5 and 9 vectors (var 10 and 18), float64 in 5.

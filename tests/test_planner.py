@@ -471,6 +471,8 @@ def _check_invariants(shape, axes, sm_count):
         # (the units a block column takes: outputs, column tiles, staged output tiles)
         units = cfg.num_out if cfg.kernel == "inner" else cfg.num_tiles if cfg.kernel == "outer" else cfg.stage.num_tiles
         assert cfg.grid[0] * per_block >= units
+    if cfg.kernel == "outer" and cfg.prefetch:  # a grid of resident blocks, each walking several tiles
+        assert cfg.num_splits == 1 and cfg.grid[0] * policy.OUTER_PREFETCH_MIN_TILES <= cfg.num_tiles
     return cfg
 
 
@@ -491,6 +493,32 @@ def test_size_one_reduced_dims_keep_vector_loads():
     # (N, 1) over axis 1 is a map: the reduced dim's stride is never stepped, so 16-byte loads stay
     cfg = plan((1 << 20, 1), (1,))
     assert cfg.kernel == "outer" and cfg.vec_in and cfg.vec == 4
+
+
+#: A complex64 Welford state over few rows under kept columns (8-byte elements, 48-byte state).
+_STATE8 = dict(itemsize=8, state=True, acc_itemsize=48)
+
+
+@pytest.mark.parametrize("blocks_per_sm", [1, 3, 8])
+def test_few_row_tiles_prefetch_over_a_grid_of_resident_blocks(blocks_per_sm):
+    """A state's tiles of 5 rows under 129 columns (each tile one step of its rows): over more than
+    OUTER_PREFETCH_MIN_TILES tiles a resident block, ReduceOuter loads each block's next tile while
+    it folds this one, on a grid of one wave of blocks; below it, a tile a block, as before."""
+    resident = 132 * blocks_per_sm
+    many = policy.OUTER_PREFETCH_MIN_TILES * resident
+    cfg = plan((many, 5, 129), (1,), blocks_per_sm=blocks_per_sm, **_STATE8)
+    assert cfg.kernel == "outer" and cfg.prefetch and cfg.grid == (resident, 1) and cfg.num_tiles == many
+    assert 5 <= cfg.block // cfg.lanes * cfg.ny  # (the tile's rows: one step)
+    few = plan((many - 1, 5, 129), (1,), blocks_per_sm=blocks_per_sm, **_STATE8)
+    assert not few.prefetch and few.grid == (few.num_tiles, 1)
+
+
+@pytest.mark.parametrize("shape,axes", [((1 << 16, 200, 129), (1,)),  # rows of more than one step
+                                        ((8, 1 << 16, 16), (1,)),  # few tiles: split
+                                        ((1 << 22, 1), (1,))])  # one row: a map (OneRow)
+def test_prefetch_only_where_a_tile_is_one_step_of_an_unsplit_walk(shape, axes):
+    cfg = plan(shape, axes, blocks_per_sm=3, **_STATE8)
+    assert cfg.kernel == "outer" and not cfg.prefetch, cfg
 
 
 @pytest.mark.parametrize("rows", [1, 2, 3, 5])

@@ -62,6 +62,69 @@ __device__ __forceinline__ void MapColumns(typename R::acc_t (&acc)[VEC], Src sr
   StoreColumns<Ep, VEC, VecOut>(dst, acc, p.inner_out_stride, ncols, 1, p.look, looked);
 }
 
+// Prefetch: every tile's reduced rows are one step of the thread's tile (a few rows under kept
+// columns), and each block walks many tiles. One tile is then too little work to hide a load's
+// latency, so the block loads the next tile's rows while it folds this one's: two tiles' loads in
+// flight a block. The rows a thread reads (num_y) are the same in every tile; its columns (ncols) are
+// all VEC but in a row's last tile, where the loads go element by element.
+template <class R, class Tr, class Ep, typename Tin, int VEC, int NY, int BX, int BLOCK, typename IndexT, bool VecIn,
+          bool VecOut, class Params>
+__device__ __forceinline__ void FoldTilesPrefetched(const Params& p, const kps::Ptr<Tin> x, typename Ep::out_t* y,
+                                                    typename R::acc_t* smem, int tx, int ty, bool& looked) {
+  using Acc = typename R::acc_t;
+  constexpr int kBY = BLOCK / BX;
+  constexpr bool kRagged = BLOCK % BX != 0;
+  const int num_y = (!kRagged || ty < kBY) && ty < p.num_red
+      ? static_cast<int>(min(static_cast<long long>(NY), (p.num_red - ty + kBY - 1) / kBY)) : 0;
+  struct Where {
+    int ncols;
+    long long out_off;
+    IndexT col;
+  };
+  Tin raw[VEC * NY];
+  kps::TileIndex<NY> index;
+  auto load = [&](IndexT tile) -> Where {  // this thread's share of a tile: its loads, where its results go
+    const IndexT outer = kps::DivBy<IndexT>(tile, p.col_tiles, p.col_tiles_magic);
+    const IndexT col = ((tile - outer * static_cast<IndexT>(p.col_tiles)) * BX + tx) * VEC;
+    const int ncols = num_y > 0 && col < p.inner_len
+        ? static_cast<int>(min(static_cast<long long>(VEC), p.inner_len - col)) : 0;
+    long long in_off = 0, out_off = 0;
+    p.kept.Get(outer, in_off, out_off);
+    const kps::Ptr<Tin> src = x + in_off + col * p.inner_in_stride;
+    index = kps::AffineIndex<NY>(p.index_offset, 0, 0);
+    const IndexT first = static_cast<IndexT>(ty), step = static_cast<IndexT>(kBY);
+    if (ncols == VEC) {
+      kps::ReadDataReduce<Tin, VEC, NY, true, VecIn>(raw, index, src, p.red, first, step, p.inner_in_stride, VEC,
+                                                     num_y);
+    } else if (ncols > 0) {
+      kps::ReadDataReduce<Tin, VEC, NY, true, false>(raw, index, src, p.red, first, step, p.inner_in_stride, ncols,
+                                                     num_y);
+    }
+    return {ncols, out_off, col};
+  };
+  IndexT tile = blockIdx.x;
+  Where next = load(tile);  // (the host launches no more blocks than tiles)
+  for (; tile < p.num_tiles; tile += gridDim.x) {  // uniform per block: every thread reaches the barriers
+    Tin rows[VEC * NY];
+#pragma unroll
+    for (int i = 0; i < VEC * NY; ++i) rows[i] = raw[i];
+    const kps::TileIndex<NY> at = index;
+    const Where here = next;
+    if (tile + gridDim.x < p.num_tiles) next = load(tile + gridDim.x);
+    Acc acc[VEC];
+    kps::Init(acc, R::Identity());
+    kps::CarryFor<R, Tin, VEC> carry;
+    if (here.ncols > 0) kps::ReduceUnary<R, Tr, Tin, VEC, NY, VEC, true>(acc, rows, here.ncols, num_y, at);
+    carry.Step(acc);
+    carry.Total(acc);
+    kps::BlockReduceY<R, VEC, BX, BLOCK>(acc, smem);
+    if (ty == 0 && here.ncols > 0) {
+      StoreColumns<Ep, VEC, VecOut>(y + here.out_off + here.col * p.inner_out_stride, acc, p.inner_out_stride,
+                                    here.ncols, p.count, p.look, looked);
+    }
+  }
+}
+
 // ShiftedWords: a 1-byte `any` / `all` of kept columns whose rows start anywhere in a word (W no
 // multiple of 4): Tin is bytes, the offsets count bytes, and a column is a word of four of them
 // (VEC == 1), read from the aligned words around it (kps::ReadWordsShifted) and folded by the
@@ -69,12 +132,13 @@ __device__ __forceinline__ void MapColumns(typename R::acc_t (&acc)[VEC], Src sr
 // row stored byte by byte.
 // OneRow: each output reduces one element (a reduction over a length of 1 is a map): one fold of
 // the thread's row into the identity, no loop over rows, no combine across threads or splits, and
-// the count 1 passed to the epilogue as a constant.
+// the count 1 passed to the epilogue as a constant. Prefetch: FoldTilesPrefetched's walk of the tiles.
 template <typename Tin, class R, class Tr, class Ep, int VEC, int NY, int BX, int BLOCK, int MIN_BLOCKS,
-          int KND, int RND, typename IndexT, bool VecIn, bool VecOut, bool ShiftedWords, bool OneRow>
+          int KND, int RND, typename IndexT, bool VecIn, bool VecOut, bool ShiftedWords, bool OneRow, bool Prefetch>
 __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceOuter(const OuterParams<KND, RND, IndexT> p) {
   static_assert(!ShiftedWords || (VEC == 1 && !VecIn && sizeof(Tin) == 1), "a word a thread, from bytes");
   static_assert(!OneRow || (NY == 1 && !ShiftedWords), "one element an output, of whole elements");
+  static_assert(!Prefetch || (!OneRow && !ShiftedWords), "a few rows an output, of whole elements");
   using Acc = typename R::acc_t;
   using Tout = typename Ep::out_t;
   using Elem = typename kps::Select<ShiftedWords, unsigned, Tin>::type;
@@ -93,6 +157,10 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceOuter(const OuterPara
   const IndexT r_end = min(static_cast<IndexT>(p.num_red), r_begin + static_cast<IndexT>(p.rows_per_split));
 
   bool looked = p.look.host == nullptr;  // (kps::LookAt)
+  if constexpr (Prefetch) {
+    FoldTilesPrefetched<R, Tr, Ep, Tin, VEC, NY, BX, BLOCK, IndexT, VecIn, VecOut>(p, x, y, smem, tx, ty, looked);
+    return;
+  }
   for (IndexT tile = blockIdx.x; tile < p.num_tiles; tile += gridDim.x) {  // uniform per block
     const IndexT outer = kps::DivBy<IndexT>(tile, p.col_tiles, p.col_tiles_magic);
     const IndexT col = ((tile - outer * static_cast<IndexT>(p.col_tiles)) * BX + tx) * VEC;

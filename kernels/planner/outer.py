@@ -132,6 +132,16 @@ def _grid(cols: Layout, lanes: int, tile: _Tile, split_target: int, resident: in
     return _Grid(lanes, col_tiles, num_tiles, rows_per_split, num_splits, rows_per_split // step)
 
 
+def _prefetches(grid: _Grid, num_red: int, step: int, resident: int, own_path: bool, tuning) -> bool:
+    """Whether ReduceOuter loads each block's next tile while it folds this one (the kernel's
+    Prefetch): unsplit, every tile's reduced rows one `step` of the thread's tile, and at least
+    OUTER_PREFETCH_MIN_TILES tiles for each of the `resident` blocks, the grid (one tile a block
+    would leave each block's loads alone in flight for a few rows' work). A map (OneRow) and
+    shifted words keep their own walks (`own_path`)."""
+    return (grid.num_splits == 1 and not own_path and num_red <= step
+            and grid.num_tiles >= tuning.OUTER_PREFETCH_MIN_TILES * resident)
+
+
 def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) -> OuterPlan:
     """ReduceOuter's launch. A heavy state keeps HEAVY_COL_MIN_BLOCKS blocks resident (while the
     budget bounds it), and its splits fill whole waves of them: its resident blocks hide the
@@ -154,15 +164,19 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) 
         if wide.steps >= tuning.OUTER_RAGGED_MIN_STEPS:
             grid = wide
     per_round = block // grid.lanes * partial_rows(traits, ny, vec)  # rows of partials a combine round loads
+    one_row = num_red == 1 and ny == 1 and not cols.shifted_words
+    own_path = one_row or bool(cols.shifted_words)
+    prefetch = _prefetches(grid, num_red, block // grid.lanes * ny, resident, own_path, tuning)
     group = split_group(grid.num_splits, per_round, min(grid.num_tiles, tuning.MAX_GRID_X), tuning)
     return OuterPlan(
         reduce_type=layout.reduce_type, kept=outer, red=cols.red, inner=inner,
         index_bits=index_bits(layout.extent, layout.out_extent, cols.num_out, num_red, grid.num_splits * cols.num_out),
-        vec=vec, ny=ny, lanes=grid.lanes, grid=(min(grid.num_tiles, tuning.MAX_GRID_X), grid.num_splits),
+        vec=vec, ny=ny, lanes=grid.lanes, grid=(min(resident if prefetch else grid.num_tiles, tuning.MAX_GRID_X),
+                                                grid.num_splits),
         num_splits=grid.num_splits, rows_per_split=grid.rows_per_split, col_tiles=grid.col_tiles,
         num_tiles=grid.num_tiles, vec_in=tile.vec_in, vec_out=tile.vec_out, words=False,
         word_columns=cols.word_columns, shifted_words=cols.shifted_words,
         min_blocks=tuning.HEAVY_COL_MIN_BLOCKS if heavy else 0, split_group=group,
-        one_row=num_red == 1 and ny == 1 and not cols.shifted_words,
+        one_row=one_row, prefetch=prefetch,
         in_offset=cols.in_offset, num_out=cols.num_out, num_red=num_red, block=block, index_offset=cols.index_offset,
     )

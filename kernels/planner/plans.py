@@ -196,6 +196,7 @@ class OuterPlan(TiledPlan):
     shifted_words: int = 0  # 1-byte kept columns off the word grid read four a word: their bytes
     split_group: int = 0  # splits per group of the combine (kps::GroupOfSplit)
     one_row: bool = False  # each output reduces one element: a map (the kernel's OneRow)
+    prefetch: bool = False  # a tile's rows one step, many tiles a block: the next one's loaded early
 
     @property
     def combine_group(self) -> int:
