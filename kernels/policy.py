@@ -132,9 +132,13 @@ OUTER_RAGGED_MIN_GAIN = 1.5
 #: float32 logsumexp (15420, 68) 16.8 -> 21.6 us; of 4 or more: 0.61-1.01x).
 OUTER_RAGGED_MIN_STEPS = 4
 
-#: ReduceOuter loads a block's next tile while it folds this one where each tile's rows are one step
-#: of the thread's tile and the block walks this many tiles at least (docs/tuning.md, session 32).
-OUTER_PREFETCH_MIN_TILES = 4
+#: ReduceOuter loads a block's next tile while it folds this one where a state's tile is one step of
+#: rows and the block walks this many tiles at least (5-10 tiles a block: 0.98-1.11x, float16 var (4000,
+#: 12, 512) axis 1 the slowest; 11-16: 0.85-0.89x; 22 or more: 0.62-0.97x; H200, one call, 2026-12-03)...
+OUTER_PREFETCH_MIN_TILES = 16
+#: ... and the tile's loads are fewer bytes than this (states over 2-8 rows: 4-14 KiB 0.62-0.93x, 16-32
+#: KiB 1.02-1.10x).
+OUTER_PREFETCH_MAX_TILE_BYTES = 16384
 
 #: The most threads side by side (BX): a warp's 32 x 16 bytes, a 512-byte run per reduced row (2026-11-22).
 MAX_COL_THREADS = 32

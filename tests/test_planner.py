@@ -513,11 +513,16 @@ def test_few_row_tiles_prefetch_over_a_grid_of_resident_blocks(blocks_per_sm):
     assert not few.prefetch and few.grid == (few.num_tiles, 1)
 
 
-@pytest.mark.parametrize("shape,axes", [((1 << 16, 200, 129), (1,)),  # rows of more than one step
-                                        ((8, 1 << 16, 16), (1,)),  # few tiles: split
-                                        ((1 << 22, 1), (1,))])  # one row: a map (OneRow)
-def test_prefetch_only_where_a_tile_is_one_step_of_an_unsplit_walk(shape, axes):
-    cfg = plan(shape, axes, blocks_per_sm=3, **_STATE8)
+@pytest.mark.parametrize("shape,axes,kw", [
+    ((1 << 16, 200, 129), (1,), _STATE8),  # rows of more than one step
+    ((8, 1 << 16, 16), (1,), _STATE8),  # few tiles: split
+    ((1 << 22, 1), (1,), _STATE8),  # one row: a map (OneRow)
+    ((1 << 16, 8, 256), (1,), _STATE8),  # 16 KiB a tile: its loads keep a block busy alone
+    ((1 << 16, 5, 129), (1,), dict(_STATE8, indexed=True)),  # an index a row: its tile would double too
+    ((1 << 16, 3, 256), (1,), dict(itemsize=16, acc_itemsize=16)),  # a scalar's short fold
+])
+def test_prefetch_only_for_a_states_small_tiles_of_one_step_in_an_unsplit_walk(shape, axes, kw):
+    cfg = plan(shape, axes, blocks_per_sm=3, **kw)
     assert cfg.kernel == "outer" and not cfg.prefetch, cfg
 
 

@@ -109,6 +109,12 @@ class Layout:
                    itemsize=itemsize, out_itemsize=out_itemsize, in_misalign=in_misalign, out_align=out_align)
 
     @property
+    def indexed(self) -> bool:
+        """Whether the kernels tell each element's index in the reduced range (`of`'s `indexed`: the
+        reduced dims carry index strides, a size-1 one aside)."""
+        return any(d.out_stride for d in self.red if d.size > 1)
+
+    @property
     def inner_reduced(self) -> bool:
         """Whether the dim with the smallest stride is reduced (ReduceInner's case, else ReduceOuter's)."""
         red_inner = self.red[-1].in_stride or math.inf

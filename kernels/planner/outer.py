@@ -132,13 +132,17 @@ def _grid(cols: Layout, lanes: int, tile: _Tile, split_target: int, resident: in
     return _Grid(lanes, col_tiles, num_tiles, rows_per_split, num_splits, rows_per_split // step)
 
 
-def _prefetches(grid: _Grid, num_red: int, step: int, resident: int, own_path: bool, tuning) -> bool:
+def _prefetches(cols: Layout, traits: Traits, grid: _Grid, tile: _Tile, step: int, resident: int, tuning) -> bool:
     """Whether ReduceOuter loads each block's next tile while it folds this one (the kernel's
-    Prefetch): unsplit, every tile's reduced rows one `step` of the thread's tile, and at least
-    OUTER_PREFETCH_MIN_TILES tiles for each of the `resident` blocks, the grid (one tile a block
-    would leave each block's loads alone in flight for a few rows' work). A map (OneRow) and
-    shifted words keep their own walks (`own_path`)."""
-    return (grid.num_splits == 1 and not own_path and num_red <= step
+    Prefetch): a state's (its fold is long; not an indexed one, whose tile of indices would double
+    too) unsplit tiles whose reduced rows are one `step` of the thread's tile and whose loads are
+    under OUTER_PREFETCH_MAX_TILE_BYTES (a bigger tile keeps a block's loads in flight alone), at
+    least OUTER_PREFETCH_MIN_TILES of them for each of the `resident` blocks, the grid. A map
+    (OneRow) and shifted words keep their own walks."""
+    num_red = cols.num_red
+    tile_bytes = min(grid.lanes * tile.vec, cols.kept[-1].size) * num_red * cols.itemsize
+    return (traits.state and not cols.indexed and grid.num_splits == 1 and num_red <= step
+            and not cols.shifted_words and num_red > 1 and tile_bytes < tuning.OUTER_PREFETCH_MAX_TILE_BYTES
             and grid.num_tiles >= tuning.OUTER_PREFETCH_MIN_TILES * resident)
 
 
@@ -165,8 +169,7 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) 
             grid = wide
     per_round = block // grid.lanes * partial_rows(traits, ny, vec)  # rows of partials a combine round loads
     one_row = num_red == 1 and ny == 1 and not cols.shifted_words
-    own_path = one_row or bool(cols.shifted_words)
-    prefetch = _prefetches(grid, num_red, block // grid.lanes * ny, resident, own_path, tuning)
+    prefetch = _prefetches(cols, traits, grid, tile, block // grid.lanes * ny, resident, tuning)
     group = split_group(grid.num_splits, per_round, min(grid.num_tiles, tuning.MAX_GRID_X), tuning)
     return OuterPlan(
         reduce_type=layout.reduce_type, kept=outer, red=cols.red, inner=inner,
