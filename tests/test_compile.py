@@ -34,7 +34,8 @@ nvrtc = pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
 #: vectors), long odd rows (a 1-byte `any` / `all` folds them as words, a whole block on one row, and
 #: short ones 16 a thread where they lie on the 16-byte grid), and odd columns a thread each, side by
 #: side in rows of threads that do not divide the block, and wide odd 1-byte columns read four a word
-#: from the aligned words around them.
+#: from the aligned words around them, and a state's few-row tiles over many, each block's next one
+#: loaded while it folds this one.
 VARIANTS = [
     ((4096, 64), None, (1,)),
     ((4096, 4096), None, (1,)),
@@ -67,6 +68,8 @@ VARIANTS = [
     ((1 << 20, 20), None, (0,)),  # ... 5 and 10 wide (float32, float64), rows of threads a warp splits unevenly
     ((1 << 20, 5), None, (0,)),  # ... 5 wide (complex var)
     ((100_000, 3, 5), None, (0, 2)),  # complex var's split staged spans, a slot a thread
+    ((1 << 15, 3, 1024), None, (1,)),  # a state's few-row tiles, each block's next one loaded early
+    ((1 << 15, 5, 129), None, (1,)),  # ... off the 16-byte grid (complex var)
 ]
 
 SPECS = [(op, kps.NONE) for op in kps.REDUCE_OPS] + [(kps.ADD, kps.MEAN)]
