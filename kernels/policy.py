@@ -136,7 +136,7 @@ OUTER_RAGGED_MIN_STEPS = 4
 #: rows and the block walks this many tiles at least (5-10 tiles a block: 0.98-1.11x, float16 var (4000,
 #: 12, 512) axis 1 the slowest; 11-16: 0.85-0.89x; 22 or more: 0.62-0.97x; H200, one call, 2026-12-03)...
 OUTER_PREFETCH_MIN_TILES = 16
-#: ... and the tile's loads are fewer bytes than this (states over 2-8 rows: 4-14 KiB 0.62-0.93x, 16-32
+#: ... and the tile's loads are fewer bytes than this (states over 2-8 rows: 4-14 KiB 0.62-0.97x, 16-32
 #: KiB 1.02-1.10x).
 OUTER_PREFETCH_MAX_TILE_BYTES = 16384
 
