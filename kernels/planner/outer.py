@@ -132,17 +132,19 @@ def _grid(cols: Layout, lanes: int, tile: _Tile, split_target: int, resident: in
     return _Grid(lanes, col_tiles, num_tiles, rows_per_split, num_splits, rows_per_split // step)
 
 
-def _prefetches(cols: Layout, traits: Traits, grid: _Grid, tile: _Tile, step: int, resident: int, tuning) -> bool:
+def _prefetches(cols: Layout, traits: Traits, grid: _Grid, tile: _Tile, ny: int, resident: int, tuning) -> bool:
     """Whether ReduceOuter loads each block's next tile while it folds this one (the kernel's
-    Prefetch): a state's (its fold is long; not an indexed one, whose tile of indices would double
-    too) unsplit tiles whose reduced rows are one `step` of the thread's tile and whose loads are
-    under OUTER_PREFETCH_MAX_TILE_BYTES (a bigger tile keeps a block's loads in flight alone), at
-    least OUTER_PREFETCH_MIN_TILES of them for each of the `resident` blocks, the grid. A map
-    (OneRow) and shifted words keep their own walks."""
+    Prefetch). For a state (its fold is long; not an indexed one, whose tile of indices would double
+    too), unsplit, where one row of threads holds a tile and its reduced rows are one step of the
+    thread's `ny` rows (no rows of threads to meet in shared memory a tile: where they would, the
+    walk is unmeasured), the tile's loads under OUTER_PREFETCH_MAX_TILE_BYTES (a bigger tile keeps a
+    block's loads in flight alone), and at least OUTER_PREFETCH_MIN_TILES tiles for each of the
+    `resident` blocks, the grid. A map (OneRow) and shifted words keep their own walks."""
     num_red = cols.num_red
     tile_bytes = min(grid.lanes * tile.vec, cols.kept[-1].size) * num_red * cols.itemsize
-    return (traits.state and not cols.indexed and grid.num_splits == 1 and num_red <= step
-            and not cols.shifted_words and num_red > 1 and tile_bytes < tuning.OUTER_PREFETCH_MAX_TILE_BYTES
+    one_row_of_threads = tuning.BLOCK_THREADS // grid.lanes == 1
+    return (traits.state and not cols.indexed and grid.num_splits == 1 and one_row_of_threads and 1 < num_red <= ny
+            and not cols.shifted_words and tile_bytes < tuning.OUTER_PREFETCH_MAX_TILE_BYTES
             and grid.num_tiles >= tuning.OUTER_PREFETCH_MIN_TILES * resident)
 
 
@@ -169,7 +171,7 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) 
             grid = wide
     per_round = block // grid.lanes * partial_rows(traits, ny, vec)  # rows of partials a combine round loads
     one_row = num_red == 1 and ny == 1 and not cols.shifted_words
-    prefetch = _prefetches(cols, traits, grid, tile, block // grid.lanes * ny, resident, tuning)
+    prefetch = _prefetches(cols, traits, grid, tile, ny, resident, tuning)
     group = split_group(grid.num_splits, per_round, min(grid.num_tiles, tuning.MAX_GRID_X), tuning)
     return OuterPlan(
         reduce_type=layout.reduce_type, kept=outer, red=cols.red, inner=inner,
