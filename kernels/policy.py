@@ -133,7 +133,7 @@ OUTER_RAGGED_MIN_GAIN = 1.5
 OUTER_RAGGED_MIN_STEPS = 4
 
 #: ReduceOuter loads a block's next tile while it folds this one where a state's tile is one step of
-#: rows and the block walks this many tiles at least (5-10 tiles a block: 0.98-1.11x, float16 var (4000,
+#: rows and the block walks this many tiles at least (5-10 tiles a block: 0.91-1.11x, float16 var (4000,
 #: 12, 512) axis 1 the slowest; 11-16: 0.85-0.89x; 22 or more: 0.62-0.97x; H200, one call, 2026-12-03)...
 OUTER_PREFETCH_MIN_TILES = 16
 #: ... and the tile's loads are fewer bytes than this (states over 2-8 rows: 4-14 KiB 0.62-0.97x, 16-32
