@@ -68,7 +68,7 @@ def template_args(cfg: ReduceConfig, functors: Functors) -> List[Tuple[str, obje
                        ("InputShift", cfg.input_shift), ("Split", _bool(cfg.num_splits > 1)), ("ROWS", cfg.rows)]
     return args + [("VecIn", _bool(cfg.vec_in)), ("VecOut", _bool(cfg.vec_out)),
                    ("ShiftedWords", _bool(bool(cfg.shifted_words))), ("OneRow", _bool(cfg.one_row)),
-                   ("Prefetch", _bool(cfg.prefetch))]
+                   ("Prefetch", _bool(cfg.prefetch)), ("Stacked", _bool(cfg.stacked))]
 
 
 def _bool(flag) -> str:

@@ -156,6 +156,8 @@ class Replay:
     # --- ReduceOuter -------------------------------------------------------------------------
     def outer(self):
         cfg = self.cfg
+        if cfg.stacked:
+            return self._stacked()
         kept, red = _calc(cfg.kept), _calc(cfg.red)
         bx, vec, ny = cfg.lanes, cfg.vec, cfg.ny
         by = cfg.block // bx
@@ -206,6 +208,35 @@ class Replay:
                         if split == gy - 1:
                             for j in range(ncols):
                                 self.writes[out_off + (col + j) * cfg.inner.out_stride] += 1
+        return self
+
+    def _stacked(self):
+        """ReduceOuter's Stacked walk (kernels/cuda/outer.cuh): row of threads ty of block b folds tiles
+        b * by + ty, b * by + ty + gx * by, ..., every reduced row of a tile in its thread's NY rows
+        (whole vectors where its columns are, element by element in a row's last tile), and stores
+        them; the threads past the last whole row of threads (ragged rows) do nothing."""
+        cfg = self.cfg
+        kept, red = _calc(cfg.kept), _calc(cfg.red)
+        bx, vec, by = cfg.lanes, cfg.vec, cfg.block // cfg.lanes
+        gx, gy = cfg.grid
+        assert gy == cfg.num_splits == 1 and cfg.ny == cfg.num_red, "a tile's rows: one thread's, unsplit"
+        for block_x in range(gx):
+            for ty in range(by):
+                for tile in range(block_x * by + ty, cfg.num_tiles, gx * by):
+                    outer, ct = divmod(tile, cfg.col_tiles)
+                    in_off, out_off = kept(outer)
+                    for tx in range(bx):
+                        col = (ct * bx + tx) * vec
+                        ncols = max(0, min(vec, cfg.inner.size - col))
+                        base = in_off + col * cfg.inner.in_stride
+                        for y in range(cfg.ny if ncols else 0):
+                            offset, pos = red(y)
+                            if cfg.vec_in and ncols == vec:
+                                assert self._address(base + offset) % (vec * self.itemsize) == 0
+                            for j in range(ncols):
+                                self._read(base + offset + j * cfg.inner.in_stride, cfg.index_offset + pos)
+                        for j in range(ncols):
+                            self.writes[out_off + (col + j) * cfg.inner.out_stride] += 1
         return self
 
     def _prefetched_rows(self, cfg, base, ncols, by, red):

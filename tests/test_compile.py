@@ -70,6 +70,8 @@ VARIANTS = [
     ((100_000, 3, 5), None, (0, 2)),  # complex var's split staged spans, a slot a thread
     ((1 << 15, 3, 1024), None, (1,)),  # a state's few-row tiles, each block's next one loaded early
     ((1 << 15, 5, 129), None, (1,)),  # ... off the 16-byte grid (complex var)
+    ((1 << 15, 2, 128), None, (1,)),  # few rows under narrow columns, a row of threads a tile (stacked)
+    ((1 << 15, 3, 132), None, (1,)),  # ... in ragged rows of 33 threads, the row's last vector ragged for 8-byte elements
 ]
 
 SPECS = [(op, kps.NONE) for op in kps.REDUCE_OPS] + [(kps.ADD, kps.MEAN)]

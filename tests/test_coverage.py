@@ -28,7 +28,7 @@ SMALL = SimpleNamespace(BLOCK_THREADS=64, MAX_COL_SHARED_BYTES=8192, BLOCKS_PER_
                         STAGE_WIDE_STATE_SLOTS=1, STAGE_WIDE_COLUMN_VECTORS=1, STAGE_STATE_OUTER_BUSY=0.5, STAGE_WIDE_OUTER_BUSY=1 / 3,
                         STAGE_WORD_COLUMN_RESIDUES=2, STAGE_BYTE_ROWS_MAX=16, STAGE_BYTE_ROWS_MAX_BANK_WAYS=4,
                         SHIFTED_WORD_COLUMNS_MIN=64, SPLIT_ONE_LEVEL_ROUNDS=1, SPLIT_COUNTERS=65536,
-                        OUTER_PREFETCH_MIN_TILES=2, OUTER_PREFETCH_MAX_TILE_BYTES=4096)
+                        OUTER_PREFETCH_MIN_TILES=2, OUTER_PREFETCH_MAX_TILE_BYTES=4096, OUTER_STACK_MIN_TILES=4)
 
 
 def tiered(values, fast):
@@ -232,6 +232,32 @@ def test_prefetched_tiles_read_every_element_once(shape, width, axes, itemsize, 
     # an indexed state's tile of indices would double too: it walks a tile a block
     assert not check_coverage(view, axes, list(range(len(kept))), 1, 0, PREFETCH_ANY, state=True,
                               acc_itemsize=acc_itemsize, indexed=True).prefetch
+
+
+#: Few reduced rows under narrow kept columns, each row of threads a tile of its own (outer._stacked):
+#: 16-byte vectors, ragged rows of threads (132 columns: rows of 33 threads, 3 rows and 25 idle threads a
+#: block), 16-byte complex columns in ragged rows of 5 threads, kept dims on both sides of the reduced
+#: one, the reduced dim outermost (64 of 72 columns: kept dims that do not merge), a state and an
+#: indexed state. (view shape, its slice of the last dim, axes, itemsize, state, accumulator bytes, indexed)
+STACK_CASES = [((40, 2, 128), 128, (1,), 4, False, 4, False), ((40, 3, 132), 132, (1,), 4, False, 4, False),
+               ((200, 3, 5), 5, (1,), 16, False, 16, False), ((60, 2, 3, 16), 16, (1,), 4, False, 4, False),
+               ((3, 100, 72), 64, (0,), 2, False, 4, False), ((40, 4, 33), 33, (1,), 16, True, 48, False),
+               ((40, 2, 132), 132, (1,), 4, True, 16, True)]
+
+#: The policy with stacked tiles from one tile on, over grids of at most 3 blocks (rows of threads walk
+#: several tiles each).
+STACK_ANY = SimpleNamespace(**{**{k: v for k, v in vars(policy).items() if k.isupper()}, "OUTER_STACK_MIN_TILES": 1,
+                               "MAX_GRID_X": 3})
+
+
+@pytest.mark.parametrize("shape,width,axes,itemsize,state,acc_itemsize,indexed", STACK_CASES, ids=str)
+def test_stacked_tiles_read_every_element_once(shape, width, axes, itemsize, state, acc_itemsize, indexed):
+    view = np.empty(shape, f"u{itemsize}" if itemsize <= 8 else "c16")[..., :width]
+    kept = [i for i in range(len(shape)) if i not in axes]
+    cfg = check_coverage(view, axes, list(range(len(kept))), 1, 0, STACK_ANY, state=state, acc_itemsize=acc_itemsize,
+                         indexed=indexed)
+    assert cfg.kernel == "outer" and cfg.stacked and cfg.ny == cfg.num_red and cfg.block // cfg.lanes > 1, cfg
+    assert cfg.grid[0] * (cfg.block // cfg.lanes) < cfg.num_tiles, cfg  # rows of threads walk several tiles
 
 
 def test_ragged_column_lanes_follow_the_policy():

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pytest
 
-from helpers import check as check_op, data
+from helpers import OPS, check as check_op, data
 import kps
 import ops
 from kernels import dispatch, policy
@@ -112,6 +112,45 @@ def test_few_row_tiles_prefetched(dtype, shape, axes, monkeypatch):
         poison_pool(fresh.nbytes)
         np.testing.assert_array_equal(cp.asnumpy(fresh), cp.asnumpy(ops.reduce_sum(xd, axis=axes, precise=precise)))
         check_op("sum", cp.asnumpy(fresh), x, axes)
+    np.testing.assert_array_equal(cp.asnumpy(ops.reduce_argmax(xd, axis=axes[0])), np.argmax(x, axis=axes[0]))
+
+
+#: Few reduced rows under narrow kept columns, each row of threads a tile of its own (kernels/planner/
+#: outer.py, `_stacked`, here from one tile on): 2 rows under 128 columns, ragged rows of 33 threads over
+#: 132 float32 columns, 8 rows, the reduced dim outermost (64 of 72 columns: kept dims that do not
+#: merge), a 4-d input. (shape, axes, the last dim's slice)
+STACK_CASES = [((3000, 2, 128), (1,), 128), ((1500, 3, 132), (1,), 132), ((700, 8, 64), (1,), 64),
+               ((3, 3000, 72), (0,), 64), ((900, 2, 3, 16), (1,), 16)]
+
+
+@pytest.mark.parametrize("shape,axes,width", STACK_CASES, ids=str)
+@pytest.mark.parametrize("dtype", [np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)], ids=str)
+def test_every_op_on_stacked_tiles(dtype, shape, axes, width, monkeypatch):
+    """The sums, products, extremes, logical ops, every state, the precise sum and argmax of tiles
+    folded a row of threads each, against NumPy, from poisoned outputs, repeats bit-identical; the
+    float32 sum's plan stacks."""
+    monkeypatch.setattr(policy, "OUTER_STACK_MIN_TILES", 1)
+    rng = np.random.default_rng(abs(hash((dtype.name, shape))) % 2**32)
+    full = data(shape, dtype, "sum", rng)
+    x, xd = full[..., :width], cp.asarray(full)[..., :width]
+    kept = tuple(n for i, n in enumerate(x.shape) if i not in axes)
+    f = kps.resolve(kps.ADD, kps.IDENTITY, kps.NONE, dtype)
+    cfg = dispatch.launch_for(xd, poisoned_like(kept, f.out_dtype), axes, False, f).cfg
+    assert dtype != np.float32 or (cfg.kernel == "outer" and cfg.stacked), cfg
+    for op in ("sum", "mean", "max", "min", "prod", "any", "all"):
+        y = data(shape, dtype, op, rng)[..., :width]
+        yd = cp.asarray(y)
+        got = OPS[op][0](yd, axis=axes)
+        poison_pool(got.nbytes)
+        out = poisoned_like(got.shape, got.dtype)
+        OPS[op][0](yd, axis=axes, out=out)
+        np.testing.assert_array_equal(cp.asnumpy(got), cp.asnumpy(out))
+        check_op(op, cp.asnumpy(got), y, axes)
+    for name in STATS:
+        kwargs = {"ddof": 1} if name != "logsumexp" else {}
+        check(name, _run(name, xd, axes, **kwargs), x, axes, ddof=kwargs.get("ddof", 0))
+    for precise in (False, True):
+        check_op("sum", cp.asnumpy(ops.reduce_sum(xd, axis=axes, precise=precise)), x, axes)
     np.testing.assert_array_equal(cp.asnumpy(ops.reduce_argmax(xd, axis=axes[0])), np.argmax(x, axis=axes[0]))
 
 

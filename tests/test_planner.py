@@ -473,6 +473,9 @@ def _check_invariants(shape, axes, sm_count):
         assert cfg.grid[0] * per_block >= units
     if cfg.kernel == "outer" and cfg.prefetch:  # a grid of resident blocks, each walking several tiles
         assert cfg.num_splits == 1 and cfg.grid[0] * policy.OUTER_PREFETCH_MIN_TILES <= cfg.num_tiles
+    if cfg.kernel == "outer" and cfg.stacked:  # a row of threads a tile, every row of it in a thread's
+        assert cfg.num_splits == 1 and not cfg.prefetch and cfg.ny == cfg.num_red >= 2 and cfg.block // cfg.lanes >= 2
+        assert cfg.grid[0] == min(-(-cfg.num_tiles // (cfg.block // cfg.lanes)), policy.MAX_GRID_X)
     return cfg
 
 
@@ -526,6 +529,34 @@ def test_prefetch_only_for_a_states_small_tiles_of_one_step_in_an_unsplit_walk(s
     assert cfg.kernel == "outer" and not cfg.prefetch, cfg
 
 
+@pytest.mark.parametrize("shape,kw,rows", [
+    ((1 << 18, 2, 128), {}, 8),  # float32 sums: 32 threads wide, 8 rows of threads, a tile each
+    ((1 << 16, 8, 128), {}, 8),  # 8 rows: a thread's tile of 32 elements holds them
+    ((1 << 16, 3, 5), dict(itemsize=16, acc_itemsize=16), 51),  # complex128 columns: ragged rows of 5 threads
+    ((1 << 16, 3, 256), dict(state=True, acc_itemsize=32), 2),  # a state: no combine of its partial states
+])
+def test_few_rows_under_narrow_columns_stack_a_tile_a_row_of_threads(shape, kw, rows):
+    """Where a thread's tile holds every reduced row and a block several rows of threads,
+    ReduceOuter's rows of threads each take a tile of their own (the stacked walk): the tile's rows
+    exactly, a grid of the tiles' rows of threads, no split; from OUTER_STACK_MIN_TILES tiles on."""
+    cfg = plan(shape, (1,), **kw)
+    assert cfg.kernel == "outer" and cfg.stacked and cfg.ny == shape[1] and cfg.block // cfg.lanes == rows, cfg
+    assert cfg.num_splits == 1 and cfg.grid == (-(-cfg.num_tiles // rows), 1) and not cfg.prefetch
+    fewer = plan((policy.OUTER_STACK_MIN_TILES // cfg.col_tiles - 1,) + shape[1:], (1,), **kw)  # under the threshold
+    assert not (fewer.kernel == "outer" and fewer.stacked), fewer
+
+
+@pytest.mark.parametrize("shape,kw", [
+    ((1 << 16, 16, 128), {}),  # 16 float32 rows: more than a thread's tile of 32 elements
+    ((1 << 16, 5, 128), dict(itemsize=2)),  # 5 float16 rows of 8-element vectors
+    ((1 << 16, 3, 4096), {}),  # a row of threads over the columns: nothing to stack
+    ((1 << 20, 1, 128), {}),  # one row: a map (OneRow)
+])
+def test_no_stack_where_a_thread_cannot_hold_the_rows_or_a_block_has_one_row_of_threads(shape, kw):
+    cfg = plan(shape, (1,), **kw)
+    assert not (cfg.kernel == "outer" and cfg.stacked), cfg
+
+
 @pytest.mark.parametrize("rows", [1, 2, 3, 5])
 def test_column_tiles_hold_no_more_rows_than_are_reduced(rows):
     cfg = plan((rows, 1 << 20), (0,))
@@ -555,9 +586,10 @@ def test_a_state_gets_a_block_per_output_only_over_several_steps():
 
 
 @pytest.mark.parametrize("shape,itemsize,acc,kernel", [
-    ((349525, 3, 128), 2, 16, "staged"),  # an argmax's: 32 threads wide, 1 of 8 rows of threads busy
-    ((262144, 2, 128), 4, 32, "staged"),  # float32 var: 64 threads wide, 1 of 4 rows busy
-    ((87381, 3, 256), 4, 32, "staged"),  # 2 rows of 128 threads, 1 busy: STAGE_STATE_OUTER_BUSY
+    ((349525, 3, 128), 2, 16, "stacked"),  # an argmax's: 32 threads wide, 1 of 8 rows of threads busy
+    ((262144, 2, 128), 4, 32, "stacked"),  # float32 var: 64 threads wide, 1 of 4 rows busy
+    ((87381, 3, 256), 4, 32, "stacked"),  # 2 rows of 128 threads, 1 busy
+    ((4000, 3, 256), 4, 32, "staged"),  # ... over fewer tiles than OUTER_STACK_MIN_TILES: STAGE_STATE_OUTER_BUSY
     ((87381, 3, 512), 2, 32, "outer"),  # float16 var: one row of 256 threads, all busy
     ((2236962, 3, 5), 8, 64, "staged"),  # complex64 var: 5 of 8 threads wide, 1 of 32 rows busy
     ((344148, 3, 65), 8, 64, "staged"),  # ... 65 of 128 threads wide, 1 of 2 rows: 0.254
@@ -566,11 +598,12 @@ def test_a_state_gets_a_block_per_output_only_over_several_steps():
     ((11184, 1000, 3), 8, 64, "outer"),
 ], ids=str)
 def test_state_columns_are_staged_where_the_outer_block_would_idle(shape, itemsize, acc, kernel):
-    """A state's kept columns over a few reduced rows: staged where ReduceOuter's block would leave
-    most of its threads without a column or a row (outer.busy_share), else ReduceOuter's. A state
-    wider than STAGE_MAX_ACC_BYTES (complex var) is staged a slot a thread."""
+    """A state's kept columns over a few reduced rows: ReduceOuter's stacked walk where a thread's
+    tile holds every row (outer._stacked), else staged where ReduceOuter's block would leave most of
+    its threads without a column or a row (outer.busy_share), else ReduceOuter's shared tiles. A
+    state wider than STAGE_MAX_ACC_BYTES (complex var) is staged a slot a thread."""
     cfg = plan(shape, (1,), itemsize=itemsize, state=True, acc_itemsize=acc)
-    assert cfg.kernel == kernel
+    assert ("stacked" if cfg.kernel == "outer" and cfg.stacked else cfg.kernel) == kernel, cfg
     if kernel == "staged":
         wide = acc > policy.STAGE_MAX_ACC_BYTES
         assert not cfg.stage.lanes_adjacent and (cfg.stage.slots_per_thread == 1 or not wide)
@@ -588,19 +621,25 @@ def test_columns_of_few_rows_take_a_wide_row_of_threads(itemsize):
     assert cfg.kernel == "outer" and cfg.lanes == policy.MAX_COL_THREADS
 
 
-def test_aligned_columns_over_too_few_rows_for_the_outer_tile_are_staged():
+@pytest.mark.parametrize("shape,itemsize,kernel", [
+    ((349525, 3, 128), 2, "stacked"), ((131072, 2, 256), 4, "stacked"), ((52428, 5, 256), 4, "stacked"),
+    ((65536, 2, 256), 8, "stacked"), ((86037, 3, 65), 16, "stacked"), ((43690, 3, 1024), 2, "stacked"),
+    ((87381, 3, 1024), 1, "stacked"),  # a bool `any`, read as words
+    ((21845, 12, 512), 2, "staged"),  # 12 rows of 8 float16 columns: more than a thread's tile holds
+    ((4000, 3, 128), 2, "staged"), ((2000, 2, 256), 4, "staged"),  # fewer tiles than OUTER_STACK_MIN_TILES
+    ((65536, 2, 512), 4, "stacked"), ((65536, 2, 1024), 2, "stacked"),  # wider columns, rows of threads to spare
+    ((16384, 16, 512), 2, "outer"), ((262144, 256), 4, "outer"), ((65536, 2, 4096), 4, "outer"),
+], ids=str)
+def test_aligned_columns_over_too_few_rows_for_the_outer_tile(shape, itemsize, kernel):
     """Kept columns of at most STAGE_FEW_ROW_COLUMN_BYTES, 16-byte aligned, over fewer reduced rows
-    than a step of ReduceOuter's tile (128 float16 columns: 16 threads wide, 64 rows deep) are
-    staged; more rows and wider columns keep ReduceOuter, and so do columns over 1024 bytes
-    (STAGE_FEW_ROW_NARROW_COLUMN_BYTES) over two rows of results narrower than 8 bytes."""
-    for shape, itemsize in [((349525, 3, 128), 2), ((21845, 12, 512), 2), ((131072, 2, 256), 4),
-                            ((52428, 5, 256), 4), ((87381, 3, 1024), 1), ((65536, 2, 256), 8), ((86037, 3, 65), 16)]:
-        words = dict(folds_words=True, word_columns=True) if itemsize == 1 else {}  # a bool `any`
-        assert plan(shape, (1,), itemsize=itemsize, **words).kernel == "staged", shape
-    for shape, itemsize in [((16384, 16, 512), 2), ((65536, 2, 512), 4), ((262144, 256), 4), ((65536, 2, 1024), 2)]:
-        assert plan(shape, (len(shape) - 2,), itemsize=itemsize).kernel == "outer", shape
-    # 2048 bytes of columns: results of 8 bytes or more over two rows, narrower ones over three
-    assert plan((43690, 3, 1024), (1,), itemsize=2).kernel == "staged"
+    than a step of ReduceOuter's shared tile (128 float16 columns: 16 threads wide, 64 rows deep)
+    take ReduceOuter's stacked walk where a thread's tile holds every row and the tiles are at least
+    OUTER_STACK_MIN_TILES, else they are staged. Wider columns stack too while a block holds several
+    rows of threads (512 float32 columns: two rows of 128); more rows than a thread's tile, and
+    columns a row of threads spans alone (4096 float32 ones), keep ReduceOuter's shared tiles."""
+    words = dict(folds_words=True, word_columns=True) if itemsize == 1 else {}  # a bool `any`
+    cfg = plan(shape, (len(shape) - 2,), itemsize=itemsize, **words)
+    assert ("stacked" if cfg.kernel == "outer" and cfg.stacked else cfg.kernel) == kernel, cfg
 
 
 def test_narrow_columns_over_two_rows_are_staged_at_half_a_vector_a_thread():

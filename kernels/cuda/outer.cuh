@@ -133,12 +133,17 @@ __device__ __forceinline__ void FoldTilesPrefetched(const Params& p, const kps::
 // OneRow: each output reduces one element (a reduction over a length of 1 is a map): one fold of
 // the thread's row into the identity, no loop over rows, no combine across threads or splits, and
 // the count 1 passed to the epilogue as a constant. Prefetch: FoldTilesPrefetched's walk of the tiles.
+// Stacked: every tile's reduced rows are one thread's NY rows (a few rows under narrow kept columns,
+// where rows of threads down them would idle): each row of threads folds tiles of its own, tiles
+// blockIdx.x * kBY + ty, ..., and stores them; no combine across threads or splits.
 template <typename Tin, class R, class Tr, class Ep, int VEC, int NY, int BX, int BLOCK, int MIN_BLOCKS,
-          int KND, int RND, typename IndexT, bool VecIn, bool VecOut, bool ShiftedWords, bool OneRow, bool Prefetch>
+          int KND, int RND, typename IndexT, bool VecIn, bool VecOut, bool ShiftedWords, bool OneRow, bool Prefetch,
+          bool Stacked>
 __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceOuter(const OuterParams<KND, RND, IndexT> p) {
   static_assert(!ShiftedWords || (VEC == 1 && !VecIn && sizeof(Tin) == 1), "a word a thread, from bytes");
   static_assert(!OneRow || (NY == 1 && !ShiftedWords), "one element an output, of whole elements");
   static_assert(!Prefetch || (!OneRow && !ShiftedWords), "a few rows an output, of whole elements");
+  static_assert(!Stacked || (!OneRow && !ShiftedWords && !Prefetch), "a few rows an output, of whole elements");
   using Acc = typename R::acc_t;
   using Tout = typename Ep::out_t;
   using Elem = typename kps::Select<ShiftedWords, unsigned, Tin>::type;
@@ -161,7 +166,10 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceOuter(const OuterPara
     FoldTilesPrefetched<R, Tr, Ep, Tin, VEC, NY, BX, BLOCK, IndexT, VecIn, VecOut>(p, x, y, smem, tx, ty, looked);
     return;
   }
-  for (IndexT tile = blockIdx.x; tile < p.num_tiles; tile += gridDim.x) {  // uniform per block
+  const IndexT tile_step = static_cast<IndexT>(gridDim.x) * (Stacked ? kBY : 1);
+  const IndexT first_tile = static_cast<IndexT>(blockIdx.x) * (Stacked ? kBY : 1) + (Stacked ? ty : 0);
+  for (IndexT tile = first_tile; tile < p.num_tiles; tile += tile_step) {
+    // (uniform per block unless Stacked, which meets no barrier)
     const IndexT outer = kps::DivBy<IndexT>(tile, p.col_tiles, p.col_tiles_magic);
     const IndexT col = ((tile - outer * static_cast<IndexT>(p.col_tiles)) * BX + tx) * VEC;
     const int ncols = (!kRagged || ty < kBY) && col < p.inner_len
@@ -187,6 +195,23 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceOuter(const OuterPara
       continue;
     }
     kps::CarryFor<R, Tin, VEC> carry;
+    if constexpr (Stacked) {  // the tile's rows are this thread's NY: folded, closed and stored here
+      if (ncols == 0) continue;
+      if (ncols == VEC) {
+        FoldColumnRows<R, Tr, Tin, Elem, VEC, NY, false, VecIn, false>(
+            acc, src, p.red, static_cast<IndexT>(0), static_cast<IndexT>(1), p.index_offset, p.inner_in_stride, 0, VEC,
+            NY);
+      } else {
+        FoldColumnRows<R, Tr, Tin, Elem, VEC, NY, true, VecIn, false>(
+            acc, src, p.red, static_cast<IndexT>(0), static_cast<IndexT>(1), p.index_offset, p.inner_in_stride, 0,
+            ncols, NY);
+      }
+      carry.Step(acc);
+      carry.Total(acc);
+      StoreColumns<Ep, VEC, VecOut>(y + out_off + col * p.inner_out_stride, acc, p.inner_out_stride, ncols, p.count,
+                                    p.look, looked);
+      continue;
+    }
     IndexT r = r_begin + ty;
     if (ncols == VEC) {
       for (; r + (NY - 1) * kBY < r_end; r += kStep) {

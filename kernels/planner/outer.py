@@ -148,12 +148,40 @@ def _prefetches(cols: Layout, traits: Traits, grid: _Grid, tile: _Tile, ny: int,
             and grid.num_tiles >= tuning.OUTER_PREFETCH_MIN_TILES * resident)
 
 
+def _stacked(cols: Layout, traits: Traits, budget: Budget, tuning):
+    """ReduceOuter's stacked walk over the columns `cols` (the kernel's Stacked), as (a thread's tile,
+    the grid), or None where it does not apply. Each row of threads folds tiles of its own, every
+    reduced row of a tile in one thread's (2 rows or more, within the budget's tile elements), where
+    a block holds several rows of threads (ragged ones over every column where they keep more
+    threads busy, `_ragged_lanes`: no rows of threads down the reduced rows to combine, so no
+    splits' steps to weigh) and the tiles are at least OUTER_STACK_MIN_TILES. Shared rows would
+    leave most of those threads idle: 2 rows under 128 float32 columns gave 2 of 8 rows of threads one."""
+    num_red = cols.num_red
+    if cols.shifted_words or num_red < 2:
+        return None
+    tile, bx = _block(cols, traits, budget, tuning)
+    if budget.tile_rows(tile.vec, tuning, num_red) < num_red:
+        return None
+    lanes = _ragged_lanes(ceil(cols.kept[-1].size, tile.vec), bx, tuning) or bx
+    col_tiles = ceil(cols.kept[-1].size, lanes * tile.vec)
+    num_tiles = size_of(cols.kept[:-1]) * col_tiles
+    if tuning.BLOCK_THREADS // lanes < 2 or num_tiles < tuning.OUTER_STACK_MIN_TILES:
+        return None
+    return tile._replace(ny=num_red), _Grid(lanes, col_tiles, num_tiles, num_red, 1, 1)
+
+
+def stacks(layout: Layout, traits: Traits, tuning) -> bool:
+    """Whether ReduceOuter takes the layout's kept columns in its stacked walk (`_stacked`)."""
+    return not shifts_words(layout, traits, tuning) and _stacked(layout, traits, Budget(), tuning) is not None
+
+
 def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) -> OuterPlan:
     """ReduceOuter's launch. A heavy state keeps HEAVY_COL_MIN_BLOCKS blocks resident (while the
     budget bounds it), and its splits fill whole waves of them: its resident blocks hide the
     combine's work. Ragged rows of threads (`_ragged_lanes`) where each block still walks
     OUTER_RAGGED_MIN_STEPS steps: their one tile of columns needs more splits than tiles of a power
-    of two, and a split of a step or two costs more than the idle threads it saves."""
+    of two, and a split of a step or two costs more than the idle threads it saves. A tile's few rows
+    in one thread's tile: the stacked walk (`_stacked`), a block's rows of threads a tile each."""
     cols = layout.as_shifted_words() if shifts_words(layout, traits, tuning) else layout
     inner, outer, num_red = cols.kept[-1], cols.kept[:-1], cols.num_red
     heavy = traits.heavy and budget.heavy_bound
@@ -169,19 +197,24 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) 
         wide = _grid(cols, ragged, tile, split_target, resident, tuning)
         if wide.steps >= tuning.OUTER_RAGGED_MIN_STEPS:
             grid = wide
+    stack = _stacked(cols, traits, budget, tuning)
+    if stack is not None:
+        tile, grid = stack
+        vec, ny = tile.vec, tile.ny
     per_round = block // grid.lanes * partial_rows(traits, ny, vec)  # rows of partials a combine round loads
     one_row = num_red == 1 and ny == 1 and not cols.shifted_words
-    prefetch = _prefetches(cols, traits, grid, tile, ny, resident, tuning)
+    prefetch = _prefetches(cols, traits, grid, tile, ny, resident, tuning)  # (one row of threads: never stacked)
+    blocks = grid.num_tiles if stack is None else ceil(grid.num_tiles, block // grid.lanes)  # (stacked: rows of tiles)
     group = split_group(grid.num_splits, per_round, min(grid.num_tiles, tuning.MAX_GRID_X), tuning)
     return OuterPlan(
         reduce_type=layout.reduce_type, kept=outer, red=cols.red, inner=inner,
         index_bits=index_bits(layout.extent, layout.out_extent, cols.num_out, num_red, grid.num_splits * cols.num_out),
-        vec=vec, ny=ny, lanes=grid.lanes, grid=(min(resident if prefetch else grid.num_tiles, tuning.MAX_GRID_X),
+        vec=vec, ny=ny, lanes=grid.lanes, grid=(min(resident if prefetch else blocks, tuning.MAX_GRID_X),
                                                 grid.num_splits),
         num_splits=grid.num_splits, rows_per_split=grid.rows_per_split, col_tiles=grid.col_tiles,
         num_tiles=grid.num_tiles, vec_in=tile.vec_in, vec_out=tile.vec_out, words=False,
         word_columns=cols.word_columns, shifted_words=cols.shifted_words,
         min_blocks=tuning.HEAVY_COL_MIN_BLOCKS if heavy else 0, split_group=group,
-        one_row=one_row, prefetch=prefetch,
+        one_row=one_row, prefetch=prefetch, stacked=stack is not None,
         in_offset=cols.in_offset, num_out=cols.num_out, num_red=num_red, block=block, index_offset=cols.index_offset,
     )

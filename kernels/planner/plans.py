@@ -197,6 +197,7 @@ class OuterPlan(TiledPlan):
     split_group: int = 0  # splits per group of the combine (kps::GroupOfSplit)
     one_row: bool = False  # each output reduces one element: a map (the kernel's OneRow)
     prefetch: bool = False  # a tile's rows one step, many tiles a block: the next one's loaded early
+    stacked: bool = False  # each row of threads a tile of its own, every reduced row in one thread's
 
     @property
     def combine_group(self) -> int:

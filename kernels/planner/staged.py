@@ -28,7 +28,7 @@ from .budget import Budget
 from .dims import Dim, aligned, ceil, index_bits, merge, pow2_at_least, pow2_at_most, size_of, stride_key, two_adic
 from .layout import Layout
 from .inner import short_rows
-from .outer import busy_share, col_threads
+from .outer import busy_share, col_threads, stacks
 from .plans import Stage, StagedPlan
 from .splits import choose_splits, split_group, splits_within
 from .traits import Traits
@@ -65,7 +65,8 @@ def wants_stage(layout: Layout, traits: Traits, tuning) -> bool:
         return False
     return (run_bytes <= tuning.STAGE_ALIGNED_RUN_BYTES
             or (use_inner and _straddles_sectors(layout, traits, tuning))
-            or (not use_inner and _few_rows_for_columns(run_bytes, num_red, layout.out_itemsize, tuning))
+            or (not use_inner and _few_rows_for_columns(run_bytes, num_red, layout.out_itemsize, tuning)
+                and not stacks(layout, traits, tuning))
             or (_misaligned(layout, tuning)
                 and (use_inner or itemsize < 4 or run_bytes <= tuning.STAGE_MAX_WIDE_COLUMN_BYTES
                      or _in_one_span(run_bytes, num_red, tuning))))
