@@ -125,13 +125,13 @@ def run_gpu_case(case: Case, op: str, ceiling: float, dtype=None, repeat: int = 
         x = _torch_bfloat16_input(case.shape)
         if x is None:
             return None
-        itemsize = 2
+        dtype = np.dtype(np.uint16)  # (its itemsize)
     else:
         x = make_input(case.shape, np.dtype(name), cupy)
-        itemsize = x.dtype.itemsize
+        dtype = x.dtype  # (a 16-byte complex128 has no unsigned integer of its size)
     ours = OPS[op][0]
     axes = case.axes
-    nbytes = case.nbytes(np.dtype(f"u{itemsize}"))
+    nbytes = case.nbytes(dtype)
     row = {"case": case.name, "op": op, "dtype": name, "MB": nbytes / 1e6}
     row["ok"] = check_result(ours(x, axis=axes), x, op, axes, on_gpu=isinstance(x, cupy.ndarray))
     time_against_peers(row, op, x, axes, nbytes, ceiling, repeat)
