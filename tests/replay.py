@@ -168,12 +168,7 @@ class Replay:
             for block_x in range(gx):
                 for tile in range(block_x, cfg.num_tiles, gx):
                     assert cfg.num_splits == 1 or tile == block_x, "split launches must not grid-stride"
-                    outer, ct = divmod(tile, cfg.col_tiles)
-                    in_off, out_off = kept(outer)
-                    for tx in range(bx):
-                        col = (ct * bx + tx) * vec
-                        ncols = max(0, min(vec, cfg.inner.size - col))
-                        base = in_off + col * cfg.inner.in_stride
+                    for col, ncols, base, out_off in self._tile_threads(kept, tile):
                         if cfg.shifted_words:
                             self._shifted_words(cfg, base, ncols, by, r_begin, r_end, red, col)
                             if split == gy - 1 and ncols:
@@ -210,6 +205,17 @@ class Replay:
                                 self.writes[out_off + (col + j) * cfg.inner.out_stride] += 1
         return self
 
+    def _tile_threads(self, kept, tile):
+        """ReduceOuter's threads side by side over tile `tile` (a tile of columns of a kept outer
+        index): (its first column, its columns, the input offset they start at, the output offset of
+        the outer index) for each."""
+        cfg = self.cfg
+        outer, ct = divmod(tile, cfg.col_tiles)
+        in_off, out_off = kept(outer)
+        for tx in range(cfg.lanes):
+            col = (ct * cfg.lanes + tx) * cfg.vec
+            yield col, max(0, min(cfg.vec, cfg.inner.size - col)), in_off + col * cfg.inner.in_stride, out_off
+
     def _stacked(self):
         """ReduceOuter's Stacked walk (kernels/cuda/outer.cuh): row of threads ty of block b folds tiles
         b * by + ty, b * by + ty + gx * by, ..., every reduced row of a tile in its thread's NY rows
@@ -217,18 +223,13 @@ class Replay:
         them; the threads past the last whole row of threads (ragged rows) do nothing."""
         cfg = self.cfg
         kept, red = _calc(cfg.kept), _calc(cfg.red)
-        bx, vec, by = cfg.lanes, cfg.vec, cfg.block // cfg.lanes
+        vec, by = cfg.vec, cfg.block // cfg.lanes
         gx, gy = cfg.grid
         assert gy == cfg.num_splits == 1 and cfg.ny == cfg.num_red, "a tile's rows: one thread's, unsplit"
         for block_x in range(gx):
             for ty in range(by):
                 for tile in range(block_x * by + ty, cfg.num_tiles, gx * by):
-                    outer, ct = divmod(tile, cfg.col_tiles)
-                    in_off, out_off = kept(outer)
-                    for tx in range(bx):
-                        col = (ct * bx + tx) * vec
-                        ncols = max(0, min(vec, cfg.inner.size - col))
-                        base = in_off + col * cfg.inner.in_stride
+                    for col, ncols, base, out_off in self._tile_threads(kept, tile):
                         for y in range(cfg.ny if ncols else 0):
                             offset, pos = red(y)
                             if cfg.vec_in and ncols == vec:
