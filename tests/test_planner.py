@@ -63,6 +63,11 @@ def test_reduce_type(shape, axes, kind, reduce_type):
     assert type(cfg) is {"inner": planner.InnerPlan, "outer": planner.OuterPlan, "staged": planner.StagedPlan}[kind]
 
 
+def _regime(cfg) -> str:
+    """The plan's kernel, "stacked" for ReduceOuter's stacked walk (outer._stacked)."""
+    return "stacked" if cfg.kernel == "outer" and cfg.stacked else cfg.kernel
+
+
 def test_each_kernels_plan_holds_its_own_fields():
     """What every launch has lives in ReduceConfig; a kernel's own fields only in its plan type (a
     plan of one kernel carries none of another's, and reading one is an AttributeError)."""
@@ -543,7 +548,7 @@ def test_few_rows_under_narrow_columns_stack_a_tile_a_row_of_threads(shape, kw, 
     assert cfg.kernel == "outer" and cfg.stacked and cfg.ny == shape[1] and cfg.block // cfg.lanes == rows, cfg
     assert cfg.num_splits == 1 and cfg.grid == (-(-cfg.num_tiles // rows), 1) and not cfg.prefetch
     fewer = plan((policy.OUTER_STACK_MIN_TILES // cfg.col_tiles - 1,) + shape[1:], (1,), **kw)  # under the threshold
-    assert not (fewer.kernel == "outer" and fewer.stacked), fewer
+    assert _regime(fewer) != "stacked", fewer
 
 
 @pytest.mark.parametrize("shape,kw", [
@@ -554,7 +559,7 @@ def test_few_rows_under_narrow_columns_stack_a_tile_a_row_of_threads(shape, kw, 
 ])
 def test_no_stack_where_a_thread_cannot_hold_the_rows_or_a_block_has_one_row_of_threads(shape, kw):
     cfg = plan(shape, (1,), **kw)
-    assert not (cfg.kernel == "outer" and cfg.stacked), cfg
+    assert _regime(cfg) != "stacked", cfg
 
 
 @pytest.mark.parametrize("rows", [1, 2, 3, 5])
@@ -603,7 +608,7 @@ def test_state_columns_are_staged_where_the_outer_block_would_idle(shape, itemsi
     its threads without a column or a row (outer.busy_share), else ReduceOuter's shared tiles. A
     state wider than STAGE_MAX_ACC_BYTES (complex var) is staged a slot a thread."""
     cfg = plan(shape, (1,), itemsize=itemsize, state=True, acc_itemsize=acc)
-    assert ("stacked" if cfg.kernel == "outer" and cfg.stacked else cfg.kernel) == kernel, cfg
+    assert _regime(cfg) == kernel, cfg
     if kernel == "staged":
         wide = acc > policy.STAGE_MAX_ACC_BYTES
         assert not cfg.stage.lanes_adjacent and (cfg.stage.slots_per_thread == 1 or not wide)
@@ -639,7 +644,7 @@ def test_aligned_columns_over_too_few_rows_for_the_outer_tile(shape, itemsize, k
     columns a row of threads spans alone (4096 float32 ones), keep ReduceOuter's shared tiles."""
     words = dict(folds_words=True, word_columns=True) if itemsize == 1 else {}  # a bool `any`
     cfg = plan(shape, (len(shape) - 2,), itemsize=itemsize, **words)
-    assert ("stacked" if cfg.kernel == "outer" and cfg.stacked else cfg.kernel) == kernel, cfg
+    assert _regime(cfg) == kernel, cfg
 
 
 def test_narrow_columns_over_two_rows_are_staged_at_half_a_vector_a_thread():

@@ -48,18 +48,17 @@ __device__ __forceinline__ void FoldColumnRows(typename R::acc_t (&acc)[VEC], Sr
   kps::ReduceUnary<R, Tr, Elem, VEC, NY, VEC, IsBoundary>(acc, raw, num_x, num_y, index);
 }
 
-// OneRow's work for one thread's columns: its one row folded into the identity, the carry closed,
-// the epilogue with the count 1, and the results stored.
-template <class R, class Tr, class Ep, typename Tin, typename Elem, int VEC, bool IsBoundary, bool VecIn, bool VecOut,
-          class Src, class Params, typename IndexT>
-__device__ __forceinline__ void MapColumns(typename R::acc_t (&acc)[VEC], Src src, typename Ep::out_t* dst,
-                                           const Params& p, IndexT row, int ncols, bool& looked) {
+// One thread's columns whose every reduced row is in its tile (OneRow's one row, Stacked's NY): the NY
+// rows from `row` on folded into the identity and the carry closed, for the epilogue.
+template <class R, class Tr, typename Tin, typename Elem, int VEC, int NY, bool IsBoundary, bool VecIn, class Src,
+          class Params, typename IndexT>
+__device__ __forceinline__ void FoldWholeColumns(typename R::acc_t (&acc)[VEC], Src src, const Params& p, IndexT row,
+                                                 int ncols) {
   kps::CarryFor<R, Tin, VEC> carry;
-  FoldColumnRows<R, Tr, Tin, Elem, VEC, 1, IsBoundary, VecIn, false>(acc, src, p.red, row, static_cast<IndexT>(1),
-                                                                      p.index_offset, p.inner_in_stride, 0, ncols, 1);
+  FoldColumnRows<R, Tr, Tin, Elem, VEC, NY, IsBoundary, VecIn, false>(acc, src, p.red, row, static_cast<IndexT>(1),
+                                                                       p.index_offset, p.inner_in_stride, 0, ncols, NY);
   carry.Step(acc);
   carry.Total(acc);
-  StoreColumns<Ep, VEC, VecOut>(dst, acc, p.inner_out_stride, ncols, 1, p.look, looked);
 }
 
 // Prefetch: every tile's reduced rows are one step of the thread's tile (a few rows under kept
@@ -166,9 +165,10 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceOuter(const OuterPara
     FoldTilesPrefetched<R, Tr, Ep, Tin, VEC, NY, BX, BLOCK, IndexT, VecIn, VecOut>(p, x, y, smem, tx, ty, looked);
     return;
   }
-  const IndexT tile_step = static_cast<IndexT>(gridDim.x) * (Stacked ? kBY : 1);
-  const IndexT first_tile = static_cast<IndexT>(blockIdx.x) * (Stacked ? kBY : 1) + (Stacked ? ty : 0);
-  for (IndexT tile = first_tile; tile < p.num_tiles; tile += tile_step) {
+  constexpr IndexT kBlockTiles = Stacked ? kBY : 1;  // tiles a block takes at once: a row of threads each when Stacked
+  const IndexT tile_step = static_cast<IndexT>(gridDim.x) * kBlockTiles;
+  for (IndexT tile = static_cast<IndexT>(blockIdx.x) * kBlockTiles + (Stacked ? ty : 0); tile < p.num_tiles;
+       tile += tile_step) {
     // (uniform per block unless Stacked, which meets no barrier)
     const IndexT outer = kps::DivBy<IndexT>(tile, p.col_tiles, p.col_tiles_magic);
     const IndexT col = ((tile - outer * static_cast<IndexT>(p.col_tiles)) * BX + tx) * VEC;
@@ -188,30 +188,27 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceOuter(const OuterPara
       // boundary's runtime counts and keep its divisions on the whole vectors too)
       Tout* dst = y + out_off + col * p.inner_out_stride;
       if (ncols == VEC) {
-        MapColumns<R, Tr, Ep, Tin, Elem, VEC, false, VecIn, VecOut>(acc, src, dst, p, r_begin, VEC, looked);
+        FoldWholeColumns<R, Tr, Tin, Elem, VEC, 1, false, VecIn>(acc, src, p, r_begin, VEC);
+        StoreColumns<Ep, VEC, VecOut>(dst, acc, p.inner_out_stride, VEC, 1, p.look, looked);
       } else {
-        MapColumns<R, Tr, Ep, Tin, Elem, VEC, true, VecIn, VecOut>(acc, src, dst, p, r_begin, ncols, looked);
+        FoldWholeColumns<R, Tr, Tin, Elem, VEC, 1, true, VecIn>(acc, src, p, r_begin, ncols);
+        StoreColumns<Ep, VEC, VecOut>(dst, acc, p.inner_out_stride, ncols, 1, p.look, looked);
       }
       continue;
     }
-    kps::CarryFor<R, Tin, VEC> carry;
     if constexpr (Stacked) {  // the tile's rows are this thread's NY: folded, closed and stored here
+      // (one store after the branches: the count is a run-time one either way)
       if (ncols == 0) continue;
       if (ncols == VEC) {
-        FoldColumnRows<R, Tr, Tin, Elem, VEC, NY, false, VecIn, false>(
-            acc, src, p.red, static_cast<IndexT>(0), static_cast<IndexT>(1), p.index_offset, p.inner_in_stride, 0, VEC,
-            NY);
+        FoldWholeColumns<R, Tr, Tin, Elem, VEC, NY, false, VecIn>(acc, src, p, static_cast<IndexT>(0), VEC);
       } else {
-        FoldColumnRows<R, Tr, Tin, Elem, VEC, NY, true, VecIn, false>(
-            acc, src, p.red, static_cast<IndexT>(0), static_cast<IndexT>(1), p.index_offset, p.inner_in_stride, 0,
-            ncols, NY);
+        FoldWholeColumns<R, Tr, Tin, Elem, VEC, NY, true, VecIn>(acc, src, p, static_cast<IndexT>(0), ncols);
       }
-      carry.Step(acc);
-      carry.Total(acc);
       StoreColumns<Ep, VEC, VecOut>(y + out_off + col * p.inner_out_stride, acc, p.inner_out_stride, ncols, p.count,
                                     p.look, looked);
       continue;
     }
+    kps::CarryFor<R, Tin, VEC> carry;
     IndexT r = r_begin + ty;
     if (ncols == VEC) {
       for (; r + (NY - 1) * kBY < r_end; r += kStep) {

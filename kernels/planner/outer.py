@@ -175,32 +175,37 @@ def stacks(layout: Layout, traits: Traits, tuning) -> bool:
     return not shifts_words(layout, traits, tuning) and _stacked(layout, traits, Budget(), tuning) is not None
 
 
-def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) -> OuterPlan:
-    """ReduceOuter's launch. A heavy state keeps HEAVY_COL_MIN_BLOCKS blocks resident (while the
-    budget bounds it), and its splits fill whole waves of them: its resident blocks hide the
-    combine's work. Ragged rows of threads (`_ragged_lanes`) where each block still walks
-    OUTER_RAGGED_MIN_STEPS steps: their one tile of columns needs more splits than tiles of a power
-    of two, and a split of a step or two costs more than the idle threads it saves. A tile's few rows
-    in one thread's tile: the stacked walk (`_stacked`), a block's rows of threads a tile each."""
-    cols = layout.as_shifted_words() if shifts_words(layout, traits, tuning) else layout
-    inner, outer, num_red = cols.kept[-1], cols.kept[:-1], cols.num_red
-    heavy = traits.heavy and budget.heavy_bound
+def _shared(cols: Layout, traits: Traits, budget: Budget, sm_count: int, heavy: bool, resident: int, tuning):
+    """(a thread's tile, the grid) of tiles whose rows of threads share the reduced rows: tiles of a
+    power of two of threads side by side, or ragged rows of them (`_ragged_lanes`) where each block
+    still walks OUTER_RAGGED_MIN_STEPS steps (their one tile of columns needs more splits than tiles
+    of a power of two, and a split of a step or two costs more than the idle threads it saves); a
+    heavy state's splits fill waves of HEAVY_COL_MIN_BLOCKS blocks an SM."""
     tile, bx = _block(cols, traits, budget, tuning)
-    vec, ny, block = tile.vec, tile.ny, tuning.BLOCK_THREADS
     split_target = budget.split_target(sm_count, tuning)
     if heavy:
         split_target = sm_count * max(budget.blocks_per_sm, tuning.HEAVY_COL_MIN_BLOCKS)
-    resident = budget.resident(sm_count, tuning)
     grid = _grid(cols, bx, tile, split_target, resident, tuning)
-    ragged = _ragged_lanes(ceil(inner.size, vec), bx, tuning)
+    ragged = _ragged_lanes(ceil(cols.kept[-1].size, tile.vec), bx, tuning)
     if ragged:
         wide = _grid(cols, ragged, tile, split_target, resident, tuning)
         if wide.steps >= tuning.OUTER_RAGGED_MIN_STEPS:
             grid = wide
+    return tile, grid
+
+
+def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) -> OuterPlan:
+    """ReduceOuter's launch: the stacked walk where a thread's tile holds a tile's rows (`_stacked`),
+    else tiles whose rows of threads share them (`_shared`). A heavy state keeps HEAVY_COL_MIN_BLOCKS
+    blocks resident (while the budget bounds it), and its splits fill whole waves of them: its
+    resident blocks hide the combine's work."""
+    cols = layout.as_shifted_words() if shifts_words(layout, traits, tuning) else layout
+    inner, outer, num_red = cols.kept[-1], cols.kept[:-1], cols.num_red
+    heavy = traits.heavy and budget.heavy_bound
+    resident = budget.resident(sm_count, tuning)
     stack = _stacked(cols, traits, budget, tuning)
-    if stack is not None:
-        tile, grid = stack
-        vec, ny = tile.vec, tile.ny
+    tile, grid = stack if stack is not None else _shared(cols, traits, budget, sm_count, heavy, resident, tuning)
+    vec, ny, block = tile.vec, tile.ny, tuning.BLOCK_THREADS
     per_round = block // grid.lanes * partial_rows(traits, ny, vec)  # rows of partials a combine round loads
     one_row = num_red == 1 and ny == 1 and not cols.shifted_words
     prefetch = _prefetches(cols, traits, grid, tile, ny, resident, tuning)  # (one row of threads: never stacked)
