@@ -140,14 +140,6 @@ OUTER_PREFETCH_MIN_TILES = 16
 #: KiB 1.02-1.10x).
 OUTER_PREFETCH_MAX_TILE_BYTES = 16384
 
-#: ReduceOuter's rows of threads each fold tiles of their own (every reduced row of a tile in one
-#: thread's) where the tiles are at least this many: 114 cells of 2-16 rows under 16-1024 columns, 8192
-#: tiles and more, 15 kinds, ran 0.36-1.00x the staged or shared tiles' time (float16 sums over rows
-#: of 2: 305 -> 111 us; H200, one call, 2026-12-04). Below it (108 cells of 256-8000 tiles, calls of
-#: 11-25 us) stacking ran 0.62-1.07x, within those calls' noise where slower; it stays off there until
-#: the whole GPU suite has run the stacked walk at its shapes (docs/tuning.md, session 33).
-OUTER_STACK_MIN_TILES = 8192
-
 #: The most threads side by side (BX): a warp's 32 x 16 bytes, a 512-byte run per reduced row (2026-11-22).
 MAX_COL_THREADS = 32
 

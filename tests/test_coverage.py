@@ -28,7 +28,7 @@ SMALL = SimpleNamespace(BLOCK_THREADS=64, MAX_COL_SHARED_BYTES=8192, BLOCKS_PER_
                         STAGE_WIDE_STATE_SLOTS=1, STAGE_WIDE_COLUMN_VECTORS=1, STAGE_STATE_OUTER_BUSY=0.5, STAGE_WIDE_OUTER_BUSY=1 / 3,
                         STAGE_WORD_COLUMN_RESIDUES=2, STAGE_BYTE_ROWS_MAX=16, STAGE_BYTE_ROWS_MAX_BANK_WAYS=4,
                         SHIFTED_WORD_COLUMNS_MIN=64, SPLIT_ONE_LEVEL_ROUNDS=1, SPLIT_COUNTERS=65536,
-                        OUTER_PREFETCH_MIN_TILES=2, OUTER_PREFETCH_MAX_TILE_BYTES=4096, OUTER_STACK_MIN_TILES=4)
+                        OUTER_PREFETCH_MIN_TILES=2, OUTER_PREFETCH_MAX_TILE_BYTES=4096)
 
 
 def tiered(values, fast):
@@ -244,10 +244,8 @@ STACK_CASES = [((40, 2, 128), 128, (1,), 4, False, 4, False), ((40, 3, 132), 132
                ((3, 100, 72), 64, (0,), 2, False, 4, False), ((40, 4, 33), 33, (1,), 16, True, 48, False),
                ((40, 2, 132), 132, (1,), 4, True, 16, True)]
 
-#: The policy with stacked tiles from one tile on, over grids of at most 3 blocks (rows of threads walk
-#: several tiles each).
-STACK_ANY = SimpleNamespace(**{**{k: v for k, v in vars(policy).items() if k.isupper()}, "OUTER_STACK_MIN_TILES": 1,
-                               "MAX_GRID_X": 3})
+#: The policy over grids of at most 3 blocks (rows of threads walk several tiles each).
+STACK_ANY = SimpleNamespace(**{**{k: v for k, v in vars(policy).items() if k.isupper()}, "MAX_GRID_X": 3})
 
 
 @pytest.mark.parametrize("shape,width,axes,itemsize,state,acc_itemsize,indexed", STACK_CASES, ids=str)

@@ -106,10 +106,9 @@ STACK_SHAPES = [((2000, 3, 5), (1,)), ((1500, 2, 128), (1,)), ((600, 2, 3, 16), 
 
 @pytest.mark.parametrize("shape,axes", STACK_SHAPES, ids=str)
 @pytest.mark.parametrize("dtype", COMPLEX, ids=lambda d: d.name)
-def test_every_op_on_stacked_tiles(dtype, shape, axes, monkeypatch):
+def test_every_op_on_stacked_tiles(dtype, shape, axes):
     """Every complex op against NumPy, repeats bit-identical, on tiles a row of threads each; the
     sum's plan stacks where its columns are on the 16-byte grid."""
-    monkeypatch.setattr(policy, "OUTER_STACK_MIN_TILES", 1)
     xd = cp.asarray(complex_data(shape, dtype, "sum", np.random.default_rng(1)))
     kept = tuple(n for i, n in enumerate(shape) if i not in axes)
     f = kps.resolve(kps.ADD, kps.IDENTITY, kps.NONE, dtype)

@@ -126,11 +126,10 @@ STACK_CASES = [((3000, 2, 128), (1,), 128), ((1500, 3, 132), (1,), 132), ((700, 
 
 @pytest.mark.parametrize("shape,axes,width", STACK_CASES, ids=str)
 @pytest.mark.parametrize("dtype", [np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)], ids=str)
-def test_every_op_on_stacked_tiles(dtype, shape, axes, width, monkeypatch):
+def test_every_op_on_stacked_tiles(dtype, shape, axes, width):
     """The sums, products, extremes, logical ops, every state, the precise sum and argmax of tiles
     folded a row of threads each, against NumPy, from poisoned outputs, repeats bit-identical; the
     float32 sum's plan stacks."""
-    monkeypatch.setattr(policy, "OUTER_STACK_MIN_TILES", 1)
     rng = np.random.default_rng(abs(hash((dtype.name, shape))) % 2**32)
     full = data(shape, dtype, "sum", rng)
     x, xd = full[..., :width], cp.asarray(full)[..., :width]

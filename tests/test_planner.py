@@ -543,12 +543,12 @@ def test_prefetch_only_for_a_states_small_tiles_of_one_step_in_an_unsplit_walk(s
 def test_few_rows_under_narrow_columns_stack_a_tile_a_row_of_threads(shape, kw, rows):
     """Where a thread's tile holds every reduced row and a block several rows of threads,
     ReduceOuter's rows of threads each take a tile of their own (the stacked walk): the tile's rows
-    exactly, a grid of the tiles' rows of threads, no split; from OUTER_STACK_MIN_TILES tiles on."""
+    exactly, a grid of the tiles' rows of threads, no split, over few tiles as over many."""
     cfg = plan(shape, (1,), **kw)
     assert cfg.kernel == "outer" and cfg.stacked and cfg.ny == shape[1] and cfg.block // cfg.lanes == rows, cfg
     assert cfg.num_splits == 1 and cfg.grid == (-(-cfg.num_tiles // rows), 1) and not cfg.prefetch
-    fewer = plan((policy.OUTER_STACK_MIN_TILES // cfg.col_tiles - 1,) + shape[1:], (1,), **kw)  # under the threshold
-    assert _regime(fewer) != "stacked", fewer
+    few = plan((3,) + shape[1:], (1,), **kw)
+    assert _regime(few) == "stacked" and few.grid == (-(-few.num_tiles // rows), 1), few
 
 
 @pytest.mark.parametrize("shape,kw", [
@@ -594,7 +594,7 @@ def test_a_state_gets_a_block_per_output_only_over_several_steps():
     ((349525, 3, 128), 2, 16, "stacked"),  # an argmax's: 32 threads wide, 1 of 8 rows of threads busy
     ((262144, 2, 128), 4, 32, "stacked"),  # float32 var: 64 threads wide, 1 of 4 rows busy
     ((87381, 3, 256), 4, 32, "stacked"),  # 2 rows of 128 threads, 1 busy
-    ((4000, 3, 256), 4, 32, "staged"),  # ... over fewer tiles than OUTER_STACK_MIN_TILES: STAGE_STATE_OUTER_BUSY
+    ((4000, 3, 256), 4, 32, "stacked"),  # ... over few tiles too
     ((87381, 3, 512), 2, 32, "outer"),  # float16 var: one row of 256 threads, all busy
     ((2236962, 3, 5), 8, 64, "staged"),  # complex64 var: 5 of 8 threads wide, 1 of 32 rows busy
     ((344148, 3, 65), 8, 64, "staged"),  # ... 65 of 128 threads wide, 1 of 2 rows: 0.254
@@ -631,15 +631,14 @@ def test_columns_of_few_rows_take_a_wide_row_of_threads(itemsize):
     ((65536, 2, 256), 8, "stacked"), ((86037, 3, 65), 16, "stacked"), ((43690, 3, 1024), 2, "stacked"),
     ((87381, 3, 1024), 1, "stacked"),  # a bool `any`, read as words
     ((21845, 12, 512), 2, "staged"),  # 12 rows of 8 float16 columns: more than a thread's tile holds
-    ((4000, 3, 128), 2, "staged"), ((2000, 2, 256), 4, "staged"),  # fewer tiles than OUTER_STACK_MIN_TILES
+    ((4000, 3, 128), 2, "stacked"), ((2000, 2, 256), 4, "stacked"),  # few tiles
     ((65536, 2, 512), 4, "stacked"), ((65536, 2, 1024), 2, "stacked"),  # wider columns, rows of threads to spare
     ((16384, 16, 512), 2, "outer"), ((262144, 256), 4, "outer"), ((65536, 2, 4096), 4, "outer"),
 ], ids=str)
 def test_aligned_columns_over_too_few_rows_for_the_outer_tile(shape, itemsize, kernel):
     """Kept columns of at most STAGE_FEW_ROW_COLUMN_BYTES, 16-byte aligned, over fewer reduced rows
     than a step of ReduceOuter's shared tile (128 float16 columns: 16 threads wide, 64 rows deep)
-    take ReduceOuter's stacked walk where a thread's tile holds every row and the tiles are at least
-    OUTER_STACK_MIN_TILES, else they are staged. Wider columns stack too while a block holds several
+    take ReduceOuter's stacked walk where a thread's tile holds every row, else they are staged. Wider columns stack too while a block holds several
     rows of threads (512 float32 columns: two rows of 128); more rows than a thread's tile, and
     columns a row of threads spans alone (4096 float32 ones), keep ReduceOuter's shared tiles."""
     words = dict(folds_words=True, word_columns=True) if itemsize == 1 else {}  # a bool `any`

@@ -154,8 +154,8 @@ def _stacked(cols: Layout, traits: Traits, budget: Budget, tuning):
     reduced row of a tile in one thread's (2 rows or more, within the budget's tile elements), where
     a block holds several rows of threads (ragged ones over every column where they keep more
     threads busy, `_ragged_lanes`: no rows of threads down the reduced rows to combine, so no
-    splits' steps to weigh) and the tiles are at least OUTER_STACK_MIN_TILES. Shared rows would
-    leave most of those threads idle: 2 rows under 128 float32 columns gave 2 of 8 rows of threads one."""
+    splits' steps to weigh), over any number of tiles. Shared rows would leave most of those threads
+    idle: 2 rows under 128 float32 columns gave 2 of 8 rows of threads one."""
     num_red = cols.num_red
     if cols.shifted_words or num_red < 2:
         return None
@@ -165,7 +165,7 @@ def _stacked(cols: Layout, traits: Traits, budget: Budget, tuning):
     lanes = _ragged_lanes(ceil(cols.kept[-1].size, tile.vec), bx, tuning) or bx
     col_tiles = ceil(cols.kept[-1].size, lanes * tile.vec)
     num_tiles = size_of(cols.kept[:-1]) * col_tiles
-    if tuning.BLOCK_THREADS // lanes < 2 or num_tiles < tuning.OUTER_STACK_MIN_TILES:
+    if tuning.BLOCK_THREADS // lanes < 2:
         return None
     return tile._replace(ny=num_red), _Grid(lanes, col_tiles, num_tiles, num_red, 1, 1)
 
