@@ -54,7 +54,7 @@ VARIANTS = [
     ((1 << 22, 8), None, (1,)),
     ((1 << 22, 12), None, (1,)),
     ((1 << 20, 7), None, (0,)),
-    ((1 << 14, 7, 5), None, (1,)),
+    ((1 << 14, 7, 5), None, (1,)),  # (off the 16-byte grid: stacked, a load an element, for 4 bytes or more and states)
     ((4096, 33, 7), None, (0, 2)),
     ((4096, 1001), None, (0,)),
     ((2, 1 << 16), None, (0,)),

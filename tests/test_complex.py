@@ -163,10 +163,10 @@ def test_the_widest_states_take_the_kernels_that_hold_them():
     """complex Welford's 64-byte state is staged in spans of whole reductions, which keep no slots
     in shared memory (policy.STAGE_MAX_DIRECT_ACC_BYTES), in split spans over short reduced runs a
     slot a thread (STAGE_WIDE_MAX_RUN_BYTES), and across kept columns over a few rows a slot a thread
-    (STAGE_WIDE_STATE_SLOTS); four slots of it beside a span would overflow shared memory
-    (policy.STAGE_MAX_ACC_BYTES), so its wide columns of many rows take ReduceOuter. float64
-    Welford's 32 bytes take every span."""
-    cfg = config.plan((4001, 3, 5), [15, 5, 1], (1,), [5, 1], 8, 8, 132, acc_itemsize=64, state=True)
+    (STAGE_WIDE_STATE_SLOTS: 40 rows, more than ReduceOuter's stacked walk holds a thread); four slots
+    of it beside a span would overflow shared memory (policy.STAGE_MAX_ACC_BYTES), so its wide columns
+    of many rows take ReduceOuter. float64 Welford's 32 bytes take every span."""
+    cfg = config.plan((4001, 40, 5), [200, 5, 1], (1,), [5, 1], 8, 8, 132, acc_itemsize=64, state=True)
     assert cfg.kernel == "staged" and not cfg.stage.direct and cfg.stage.slots_per_thread == 1
     for shape, axes, direct, wide_staged in (((2003, 3), (1,), True, True), ((60001, 3), (0,), False, False),
                                              ((401, 16, 11), (0, 2), False, True)):

@@ -108,12 +108,12 @@ STACK_SHAPES = [((2000, 3, 5), (1,)), ((1500, 2, 128), (1,)), ((600, 2, 3, 16), 
 @pytest.mark.parametrize("dtype", COMPLEX, ids=lambda d: d.name)
 def test_every_op_on_stacked_tiles(dtype, shape, axes):
     """Every complex op against NumPy, repeats bit-identical, on tiles a row of threads each; the
-    sum's plan stacks where its columns are on the 16-byte grid."""
+    sum's plan stacks, on the 16-byte grid and off it (an element of 8 or 16 bytes a load)."""
     xd = cp.asarray(complex_data(shape, dtype, "sum", np.random.default_rng(1)))
     kept = tuple(n for i, n in enumerate(shape) if i not in axes)
     f = kps.resolve(kps.ADD, kps.IDENTITY, kps.NONE, dtype)
     cfg = dispatch.launch_for(xd, cp.empty(kept, f.out_dtype), axes, False, f).cfg
-    assert (cfg.kernel == "outer" and cfg.stacked) == (shape[-1] * dtype.itemsize % 16 == 0), cfg
+    assert cfg.kernel == "outer" and cfg.stacked, cfg
     for name in COMPLEX_OPS:
         if name.startswith("nanarg"):
             continue  # (a slice of NaN raises after the call: test_every_op_on_every_path)

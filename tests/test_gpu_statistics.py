@@ -117,11 +117,12 @@ def test_few_row_tiles_prefetched(dtype, shape, axes, monkeypatch):
 
 
 #: Few reduced rows under narrow kept columns, each row of threads a tile of its own (kernels/planner/
-#: outer.py, `_stacked`, here from one tile on): 2 rows under 128 columns, ragged rows of 33 threads over
-#: 132 float32 columns, 8 rows, the reduced dim outermost (64 of 72 columns: kept dims that do not
-#: merge), a 4-d input. (shape, axes, the last dim's slice)
+#: outer.py, `_stacked`): 2 rows under 128 columns, ragged rows of 33 threads over 132 float32 columns,
+#: 8 rows, the reduced dim outermost (64 of 72 columns: kept dims that do not merge), a 4-d input, and
+#: columns off the 16-byte grid (5 of them, and 33 over 24 rows). (shape, axes, the last dim's slice)
 STACK_CASES = [((3000, 2, 128), (1,), 128), ((1500, 3, 132), (1,), 132), ((700, 8, 64), (1,), 64),
-               ((3, 3000, 72), (0,), 64), ((900, 2, 3, 16), (1,), 16)]
+               ((3, 3000, 72), (0,), 64), ((900, 2, 3, 16), (1,), 16),
+               ((2000, 3, 5), (1,), 5), ((600, 24, 33), (1,), 33)]  # (off the 16-byte grid: a load an element)
 
 
 @pytest.mark.parametrize("shape,axes,width", STACK_CASES, ids=str)

@@ -102,8 +102,8 @@ def test_the_split_combine_is_compiled_where_it_can_run():
     add = kps.resolve(kps.ADD, kps.IDENTITY, kps.NONE, np.dtype(np.float32))
     var = kps.resolve(kps.WELFORD, kps.IDENTITY, kps.variance(0), np.dtype(np.float32))
     seen = set()
-    for shape, axes in (((4096, 4096), (1,)), ((4, 1 << 22), (1,)), ((87381, 3, 256), (1,)), ((64, 3, 256), (1,)),
-                        ((1 << 20, 5), (0,)), ((4096, 4096), (0,)), ((64, 4096), (0,))):
+    for shape, axes in (((4096, 4096), (1,)), ((4, 1 << 22), (1,)), ((87381, 3, 256), (1,)), ((1 << 20, 3), (1,)),
+                        ((30, 2001, 5), (0, 2)), ((1 << 20, 5), (0,)), ((4096, 4096), (0,)), ((64, 4096), (0,))):
         for functors, state in ((add, False), (var, True)):
             kernel, splits, flag = _split_flag(shape, axes, functors, state)
             seen.add((kernel, splits))

@@ -551,6 +551,22 @@ def test_few_rows_under_narrow_columns_stack_a_tile_a_row_of_threads(shape, kw, 
     assert _regime(few) == "stacked" and few.grid == (-(-few.num_tiles // rows), 1), few
 
 
+@pytest.mark.parametrize("itemsize,kw,regime", [
+    (4, {}, "stacked"), (8, {}, "stacked"), (8, dict(complex_acc=True, acc_itemsize=16), "stacked"),
+    (2, dict(state=True, acc_itemsize=32), "stacked"),  # a float16 state
+    (2, {}, "staged"), (1, {}, "staged"),  # narrower elements: under a line a warp's load
+    (1, dict(folds_words=True, word_columns=True), "staged"),  # 1-byte word columns (W = 12, 28: words)
+])
+def test_columns_off_the_grid_stack_elements_of_4_bytes_or_a_state(itemsize, kw, regime):
+    """Columns off the 16-byte grid (a load an element) take ReduceOuter's stacked walk for elements
+    of OUTER_STACK_ELEMENT_MIN_BYTES or more and for states; narrower elements, and 1-byte word
+    columns, stay staged, over few rows and many."""
+    words = kw.get("word_columns", False)
+    for rows, width in ((2, 12 if words else 13), (3, 28 if words else 29), (24, 12 if words else 5)):
+        shape = ((64 << 20) // (rows * width * itemsize), rows, width)
+        assert _regime(plan(shape, (1,), itemsize=itemsize, **kw)) == regime, (shape, itemsize, kw)
+
+
 @pytest.mark.parametrize("shape,kw", [
     ((1 << 16, 16, 128), {}),  # 16 float32 rows: more than a thread's tile of 32 elements
     ((1 << 16, 5, 128), dict(itemsize=2)),  # 5 float16 rows of 8-element vectors
@@ -596,8 +612,8 @@ def test_a_state_gets_a_block_per_output_only_over_several_steps():
     ((87381, 3, 256), 4, 32, "stacked"),  # 2 rows of 128 threads, 1 busy
     ((4000, 3, 256), 4, 32, "stacked"),  # ... over few tiles too
     ((87381, 3, 512), 2, 32, "outer"),  # float16 var: one row of 256 threads, all busy
-    ((2236962, 3, 5), 8, 64, "staged"),  # complex64 var: 5 of 8 threads wide, 1 of 32 rows busy
-    ((344148, 3, 65), 8, 64, "staged"),  # ... 65 of 128 threads wide, 1 of 2 rows: 0.254
+    ((2236962, 3, 5), 8, 64, "stacked"),  # complex64 var: columns off the grid, a state's: stacked
+    ((344148, 3, 65), 8, 64, "stacked"),  # ... 65 threads wide
     ((43018, 60, 13), 8, 64, "staged"),  # ... 60 rows: 0.41 busy (STAGE_WIDE_OUTER_BUSY)
     ((43018, 60, 32), 8, 64, "outer"),  # ... 32 columns: all 32 threads wide busy, 8 of 8 rows
     ((11184, 1000, 3), 8, 64, "outer"),
@@ -647,16 +663,21 @@ def test_aligned_columns_over_too_few_rows_for_the_outer_tile(shape, itemsize, k
 
 
 def test_narrow_columns_over_two_rows_are_staged_at_half_a_vector_a_thread():
-    """Columns of 3-65 elements over two reduced rows, staged in spans of half a vector a thread
-    (STAGE_MIN_WHOLE_SPAN_VECTORS_PER_THREAD: the span holds their whole reductions) where a state's
-    slots or a 1-byte element's width leave no whole vector: ReduceOuter would take a block an outer
-    index for 34-260 elements. Spans that reduce over stages keep a vector a thread (4095 odd 1-byte
-    columns over 4M rows: ReduceOuter), and a span of 7 x 7 floats stays too small."""
+    """Columns over two reduced rows, staged in spans of half a vector a thread
+    (STAGE_MIN_WHOLE_SPAN_VECTORS_PER_THREAD: the span holds their whole reductions) where a 1-byte
+    element's width (3-65 columns) or a float16 state's slots (129-255 columns, wider than a block's
+    row of threads) leave no whole vector: ReduceOuter would take a block an outer index for 34-260
+    elements. A state's 3-65 columns take ReduceOuter's stacked walk instead. Spans that reduce over
+    stages keep a vector a thread (4095 odd 1-byte columns over 4M rows: ReduceOuter), and a span of
+    7 x 7 floats stays too small."""
+    cases = [(w, 1, kw) for w in (3, 17, 65) for kw in (dict(folds_words=True, word_columns=True), {})]
+    cases += [(w, 2, dict(state=True, acc_itemsize=32)) for w in (129, 255)]
+    for w, itemsize, kw in cases:
+        shape = ((64 << 20) // (2 * w * itemsize), 2, w)
+        assert plan(shape, (1,), itemsize=itemsize, **kw).kernel == "staged", (w, itemsize, kw)
     for w in (3, 17, 65):
-        for itemsize, kw in ((2, dict(state=True, acc_itemsize=32)), (8, dict(state=True, acc_itemsize=64)),
-                             (1, dict(folds_words=True, word_columns=True)), (1, {})):
-            shape = ((64 << 20) // (2 * w * itemsize), 2, w)
-            assert plan(shape, (1,), itemsize=itemsize, **kw).kernel == "staged", (w, itemsize, kw)
+        for itemsize, kw in ((2, dict(state=True, acc_itemsize=32)), (8, dict(state=True, acc_itemsize=64))):
+            assert _regime(plan(((64 << 20) // (2 * w * itemsize), 2, w), (1,), itemsize=itemsize, **kw)) == "stacked"
     assert plan((4194304, 4095), (0,), itemsize=1).kernel == "outer"
     assert plan((7, 7), (0,)).kernel != "staged"
 
@@ -809,7 +830,7 @@ def test_a_thread_holds_at_most_the_policys_slots(itemsize):
     """A staged tile of kept columns gives a thread at most STAGE_MAX_SLOTS outputs, a state's
     STAGE_MAX_STATE_SLOTS; the few-row columns here reach those bounds."""
     reached = set()
-    for inner in ((2, 128), (3, 256), (3, 33), (8, 128)):
+    for inner in ((2, 128), (3, 256), (3, 33), (3, 129), (8, 128)):
         shape = ((64 << 20) // (itemsize * int(np.prod(inner))),) + inner
         for state, most in ((False, policy.STAGE_MAX_SLOTS), (True, policy.STAGE_MAX_STATE_SLOTS)):
             kw = dict(state=True, acc_itemsize=24) if state else {}

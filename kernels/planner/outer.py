@@ -155,12 +155,18 @@ def _stacked(cols: Layout, traits: Traits, budget: Budget, tuning):
     a block holds several rows of threads (ragged ones over every column where they keep more
     threads busy, `_ragged_lanes`: no rows of threads down the reduced rows to combine, so no
     splits' steps to weigh), over any number of tiles. Shared rows would leave most of those threads
-    idle: 2 rows under 128 float32 columns gave 2 of 8 rows of threads one."""
+    idle: 2 rows under 128 float32 columns gave 2 of 8 rows of threads one. Columns off the 16-byte
+    grid, a load an element, only of OUTER_STACK_ELEMENT_MIN_BYTES or a state's (a warp's loads of
+    narrower ones are under a 128-byte line each: over many rows they lost to ReduceStaged), and not
+    1-byte word columns, which ReduceStaged folds from 16-byte loads (2 rows of 12 bytes: 1.16x)."""
     num_red = cols.num_red
     if cols.shifted_words or num_red < 2:
         return None
     tile, bx = _block(cols, traits, budget, tuning)
     if budget.tile_rows(tile.vec, tuning, num_red) < num_red:
+        return None
+    narrow = cols.itemsize < tuning.OUTER_STACK_ELEMENT_MIN_BYTES or traits.word_columns
+    if not tile.vec_in and narrow and not traits.state:
         return None
     lanes = _ragged_lanes(ceil(cols.kept[-1].size, tile.vec), bx, tuning) or bx
     col_tiles = ceil(cols.kept[-1].size, lanes * tile.vec)

@@ -63,10 +63,11 @@ def wants_stage(layout: Layout, traits: Traits, tuning) -> bool:
         limit = tuning.STAGE_WORD_MAX_RUN_BYTES if _word_folds(layout, traits) else tuning.STAGE_MAX_RUN_BYTES
     if inner.in_stride != 1 or run_bytes > limit:
         return False
+    if not use_inner and stacks(layout, traits, tuning):
+        return False
     return (run_bytes <= tuning.STAGE_ALIGNED_RUN_BYTES
             or (use_inner and _straddles_sectors(layout, traits, tuning))
-            or (not use_inner and _few_rows_for_columns(run_bytes, num_red, layout.out_itemsize, tuning)
-                and not stacks(layout, traits, tuning))
+            or (not use_inner and _few_rows_for_columns(run_bytes, num_red, layout.out_itemsize, tuning))
             or (_misaligned(layout, tuning)
                 and (use_inner or itemsize < 4 or run_bytes <= tuning.STAGE_MAX_WIDE_COLUMN_BYTES
                      or _in_one_span(run_bytes, num_red, tuning))))
