@@ -143,7 +143,8 @@ OUTER_PREFETCH_MAX_TILE_BYTES = 16384
 #: ReduceOuter's stacked walk over columns off the 16-byte grid (a load an element) only for elements
 #: of at least this many bytes, or a state's: 80 cells of 2-32 rows under 3-100 odd columns (float32,
 #: float64 and complex64 ops, float16 var) ran 0.53-1.02x the staged time, median 0.90; 1- and 2-byte
-#: sums, `max` and `any` over 16-32 rows 1.04-1.38x (H200, one call, 2026-12-04; docs/tuning.md, session 34).
+#: sums, `max` and `any` over 16-32 rows 1.04-1.38x, 1-byte word columns over 2 rows 1.16x: they stay
+#: staged (H200, calls 4 and 6, 2026-12-04; docs/tuning.md, session 34).
 OUTER_STACK_ELEMENT_MIN_BYTES = 4
 
 #: The most threads side by side (BX): a warp's 32 x 16 bytes, a 512-byte run per reduced row (2026-11-22).

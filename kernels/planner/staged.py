@@ -54,7 +54,8 @@ def wants_stage(layout: Layout, traits: Traits, tuning) -> bool:
     scalar's reduced runs that end inside an L2 sector between other outputs' (`_straddles_sectors`),
     or aligned columns over too few rows for ReduceOuter's tile (a state's only where ReduceOuter's
     block would idle, `_state_span`). Longer aligned runs are whole vectors, which ReduceInner and
-    ReduceOuter read at full speed."""
+    ReduceOuter read at full speed. Kept columns that ReduceOuter's stacked walk takes
+    (`outer.stacks`), on the 16-byte grid or off it, are not staged."""
     use_inner, itemsize = layout.inner_reduced, layout.itemsize
     inner = layout.red[-1] if use_inner else layout.kept[-1]
     run_bytes, num_red = inner.size * itemsize, size_of(layout.red)
