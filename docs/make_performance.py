@@ -52,7 +52,8 @@ python3 docs/make_performance.py                                     # this page
 
 A change is claimed faster (or no slower) by a same-machine A/B against the tree before it:
 `git worktree add /tmp/base <commit>` and `python3 -m ops.bench --ab /tmp/base` (ops/bench/ab.py:
-each tree in processes of its own, in turns; the public cases, the widths and a few ops). The
+each tree in processes of its own, in turns; the public cases, the widths and a few ops, or with
+`--ab-cases FILE` the cases a JSON file lists, [name, op, shape, axes, dtype] each). The
 torch-side figures: `python3 -m ops.bench --torch` (small calls against CuPy arrays, torch.sum and an
 empty launch; the backward against torch's own).
 

@@ -2,6 +2,7 @@
 then timed in interleaved rounds, each for its share of the calls; slow ones twice a round."""
 from __future__ import annotations
 
+import json
 import math
 import os
 from types import SimpleNamespace
@@ -92,3 +93,26 @@ def test_an_ab_times_each_tree_in_a_process_of_its_own(tmp_path):
         ab.run(tmp_path, gpu=False, todo=todo)
     assert all(len(shape) and math.prod(shape) <= CPU_CASE_ELEMENTS for _, _, shape, _, _ in ab.cases(False))
     assert {(op, dtype) for _, op, _, _, dtype in ab.cases(True)} >= set(ab.STATE_ROWS)
+
+
+def test_an_ab_times_the_cases_of_a_file(tmp_path, capsys):
+    """`--ab PATH --ab-cases FILE` times the file's cases, as given (a JSON list of [name, op, shape,
+    axes, dtype]); a malformed file, an empty one, and --ab-cases without --ab are refused by name."""
+    from ops.bench import ab, cli
+
+    here = Path(ab.__file__).resolve().parents[2]
+    good = tmp_path / "cases.json"
+    good.write_text(json.dumps([["cols", "sum", [33, 8], [0], "float32"], ["all", "max", [5, 7], None, "float64"]]))
+    assert ab.read_cases(good) == [("cols", "sum", (33, 8), (0,), "float32"), ("all", "max", (5, 7), None, "float64")]
+    out = tmp_path / "rows.json"
+    assert cli.main(["--ab", str(here), "--ab-cases", str(good), "--ab-rounds", "1", "--repeat", "2",
+                     "--json", str(out)]) == 0
+    assert [r["case"] for r in json.loads(out.read_text())] == ["cols", "all"]
+    assert "; 0 refused by a tree" in capsys.readouterr().out
+    for text, match in (("[[\"x\", \"sum\", [4]]]", "--ab-cases"), ("[]", "no case"), ("{", "--ab-cases")):
+        bad = tmp_path / "bad.json"
+        bad.write_text(text)
+        with pytest.raises(SystemExit, match=match):
+            ab.read_cases(bad)
+    with pytest.raises(SystemExit, match="--ab PATH"):
+        cli.main(["--ab-cases", str(good)])

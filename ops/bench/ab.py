@@ -49,6 +49,21 @@ def cases(gpu: bool) -> List[Tuple[str, str, tuple, object, str]]:
     return out if gpu else [(name, op, cpu_shape(shape), axis, dtype) for name, op, shape, axis, dtype in out]
 
 
+def read_cases(path: Path) -> List[Tuple[str, str, tuple, tuple, str]]:
+    """The cases of `--ab-cases PATH`: a JSON list of [name, op, shape, axes, dtype] (the shape and
+    axes lists of ints; axes null for every axis), timed instead of `cases`, as given (no cut for
+    the NumPy backend: give small shapes there). A malformed file is a SystemExit naming it."""
+    try:
+        rows = json.loads(Path(path).read_text())
+        out = [(str(name), str(op), tuple(int(n) for n in shape), None if axes is None else tuple(int(a) for a in axes),
+                str(dtype)) for name, op, shape, axes, dtype in rows]
+    except (OSError, ValueError, TypeError) as exc:
+        raise SystemExit(f"--ab-cases: {path}: expected a JSON list of [name, op, shape, axes, dtype] ({exc})")
+    if not out:
+        raise SystemExit(f"--ab-cases: {path} lists no case")
+    return out
+
+
 #: What a child process runs, in the tree under test: the cases as JSON on stdin, a line of JSON a
 #: case out ({"case": name, "us": median}, or {"case": name, "refused": why} where the tree raises
 #: TypeError or ValueError: an older tree lacks a dtype or an op). Public API only.

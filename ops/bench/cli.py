@@ -60,6 +60,8 @@ def _parse(argv):
                    help="A/B: this tree against the checkout at PATH, each timing the same cases in processes of "
                         "its own, in turns (ops/bench/ab.py)")
     p.add_argument("--ab-rounds", type=int, default=2, help="--ab: timed rounds of each tree after the warm-up")
+    p.add_argument("--ab-cases", metavar="FILE", type=Path,
+                   help="--ab: time these cases instead, a JSON list of [name, op, shape, axes, dtype]")
     p.add_argument("--torch", action="store_true",
                    help="what a torch user pays (GPU): small calls on a CuPy array and a torch tensor against "
                         "torch.sum and an empty launch; the backward of sum, mean and var against torch's own")
@@ -73,7 +75,8 @@ def main_ab(args) -> int:
     gpu = timing.gpu_available()
     print(("GPU" if gpu else "no GPU: the NumPy backend, scaled-down cases") + f": A/B against {args.ab}, "
           f"{args.ab_rounds} rounds after a warm-up", flush=True)
-    rows = ab.run(args.ab, gpu, args.ab_rounds, args.repeat)
+    todo = ab.read_cases(args.ab_cases) if args.ab_cases else None
+    rows = ab.run(args.ab, gpu, args.ab_rounds, args.repeat, todo)
     print(ab.table(rows, args.ab))
     both = ab.timed(rows)
     if both:
@@ -198,6 +201,8 @@ def main_accuracy(args) -> int:
 
 def main(argv=None) -> int:
     args = _parse(argv)
+    if args.ab_cases and not args.ab:
+        raise SystemExit("--ab-cases: the cases of an A/B, which --ab PATH asks for")
     for flag, mode in _MODES:
         if getattr(args, flag):
             return mode(args)
