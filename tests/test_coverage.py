@@ -238,11 +238,14 @@ def test_prefetched_tiles_read_every_element_once(shape, width, axes, itemsize, 
 #: 16-byte vectors, ragged rows of threads (132 columns: rows of 33 threads, 3 rows and 25 idle threads a
 #: block), 16-byte complex columns in ragged rows of 5 threads, kept dims on both sides of the reduced
 #: one, the reduced dim outermost (64 of 72 columns: kept dims that do not merge), a state and an
-#: indexed state. (view shape, its slice of the last dim, axes, itemsize, state, accumulator bytes, indexed)
+#: indexed state, and columns off the 16-byte grid a load an element (5 float32 columns in ragged
+#: rows of 5 threads, 33 float64 ones over 12 rows, a float16 state's 13). (view shape, its
+#: slice of the last dim, axes, itemsize, state, accumulator bytes, indexed)
 STACK_CASES = [((40, 2, 128), 128, (1,), 4, False, 4, False), ((40, 3, 132), 132, (1,), 4, False, 4, False),
                ((200, 3, 5), 5, (1,), 16, False, 16, False), ((60, 2, 3, 16), 16, (1,), 4, False, 4, False),
                ((3, 100, 72), 64, (0,), 2, False, 4, False), ((40, 4, 33), 33, (1,), 16, True, 48, False),
-               ((40, 2, 132), 132, (1,), 4, True, 16, True)]
+               ((40, 2, 132), 132, (1,), 4, True, 16, True), ((300, 3, 5), 5, (1,), 4, False, 8, False),
+               ((40, 12, 33), 33, (1,), 8, False, 8, False), ((100, 5, 13), 13, (1,), 2, True, 32, False)]
 
 #: The policy over grids of at most 3 blocks (rows of threads walk several tiles each).
 STACK_ANY = SimpleNamespace(**{**{k: v for k, v in vars(policy).items() if k.isupper()}, "MAX_GRID_X": 3})
