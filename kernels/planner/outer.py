@@ -165,14 +165,14 @@ def _stacked(cols: Layout, traits: Traits, budget: Budget, tuning):
     tile, bx = _block(cols, traits, budget, tuning)
     if budget.tile_rows(tile.vec, tuning, num_red) < num_red:
         return None
-    narrow = cols.itemsize < tuning.OUTER_STACK_ELEMENT_MIN_BYTES or traits.word_columns
+    narrow = cols.itemsize < tuning.OUTER_STACK_ELEMENT_MIN_BYTES or cols.word_columns
     if not tile.vec_in and narrow and not traits.state:
         return None
     lanes = _ragged_lanes(ceil(cols.kept[-1].size, tile.vec), bx, tuning) or bx
-    col_tiles = ceil(cols.kept[-1].size, lanes * tile.vec)
-    num_tiles = size_of(cols.kept[:-1]) * col_tiles
     if tuning.BLOCK_THREADS // lanes < 2:
         return None
+    col_tiles = ceil(cols.kept[-1].size, lanes * tile.vec)
+    num_tiles = size_of(cols.kept[:-1]) * col_tiles
     return tile._replace(ny=num_red), _Grid(lanes, col_tiles, num_tiles, num_red, 1, 1)
 
 
