@@ -5,6 +5,8 @@
   allocator, and `out=` may be a torch tensor, written in place. bfloat16 is read as its raw 16
   bits and accumulated in float32. Repeated calls take a prepared call (`prepare_torch`).
 - torch CPU tensors: the NumPy backend, answered as torch tensors.
+- a torch view with a lazy conjugate or negative bit (`z.conj()`, its `.imag`) is read with the bit
+  applied (`resolved`: a copy), never as the raw memory beneath it; as `out=` it is refused.
 - anything else with `__cuda_array_interface__`, or `__dlpack__` on a CUDA device: read zero-copy
   as a CuPy array; the result is a CuPy array. A `__dlpack__` producer on the CPU runs the NumPy
   backend; the result is a NumPy array.
@@ -102,6 +104,22 @@ def _cupy_view(t):
     return view, logical
 
 
+def resolved(t):
+    """`t` with its lazy conjugate and negative bits applied (torch's `z.conj()` and the `.imag` of
+    one only mark the view: its memory holds the data before them), a copy where a bit is set; `t`
+    itself where none is. The kernels and NumPy read a tensor's memory as it is."""
+    return t.resolve_conj().resolve_neg() if t.is_conj() or t.is_neg() else t
+
+
+def _writable(out):
+    """`out` as a tensor the results may be written into: one with a lazy bit set (a conjugate or
+    negative view) would show them conjugated or negated, so it is refused by name."""
+    if out.is_conj() or out.is_neg():
+        raise TypeError("out: a torch view with its conjugate or negative bit set cannot be written "
+                        "in place (out.resolve_conj() / out.resolve_neg() make a tensor that can)")
+    return out
+
+
 def _numpy_view(t):
     import torch
 
@@ -137,8 +155,8 @@ def adapt(x, out) -> Adapted:
             return _adapt_torch_cuda(x, out)
         if out is not None and not (is_torch(out) and not out.is_cuda):
             raise TypeError(f"out: expected a CPU torch.Tensor for a CPU torch input, got {type(out).__name__}")
-        xv = _numpy_view(x)
-        outv = _numpy_view(out) if out is not None else None
+        xv = _numpy_view(resolved(x))
+        outv = _numpy_view(_writable(out)) if out is not None else None
         return Adapted("cpu", xv, xv.dtype, outv, None if outv is None else outv.dtype,
                        wrap=lambda r, out_dtype: out if out is not None else _torch_from_numpy(r))
     if _dlpack_device(x) == _DLPACK_CPU:
@@ -168,6 +186,7 @@ def _dlpack_device(x):
 def _adapt_torch_cuda(x, out) -> Adapted:
     import torch
 
+    x = resolved(x)
     ctx = _torch_stream_context(x)
     xv, in_dtype = _cupy_view(x)
     outv = out_dtype = None
@@ -176,7 +195,7 @@ def _adapt_torch_cuda(x, out) -> Adapted:
             raise TypeError(f"out: expected a CUDA torch.Tensor for a CUDA torch input, got {type(out).__name__}")
         if out.device != x.device:
             raise ValueError(f"out: on {out.device}, the input is on {x.device}")
-        outv, out_dtype = _cupy_view(out)
+        outv, out_dtype = _cupy_view(_writable(out))
 
     def allocate(shape, dtype):
         # torch's own allocator, on torch's current stream: the result is an ordinary tensor

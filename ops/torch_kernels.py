@@ -215,6 +215,7 @@ def centred_scaled(x, axes, mean, scale, shift=None, scale_by=1.0, shift_by=1.0)
             return centred_scaled(x, axes, mean, scale, shift, scale_by, shift_by)
     if x.numel() == 0:
         return torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    x = interop.resolved(x)  # the kernel reads memory: a lazy negative view's bit applied first
     key = (tuple(x.shape), x.stride(), tuple(axes), x.dtype, x.data_ptr() % 16 == 0, device_id)
     launch = _launches.get(key)
     if launch is None:
@@ -225,6 +226,7 @@ def centred_scaled(x, axes, mean, scale, shift=None, scale_by=1.0, shift_by=1.0)
     w = _WIDE[x.dtype]
     operands = [t if t is None or (t.dtype == w and t.is_contiguous()) else t.to(w).contiguous()
                 for t in (mean, scale, shift)]
+    operands = [t if t is None else interop.resolved(t) for t in operands]
     if any(t is not None and t.numel() != launch.results for t in operands):
         raise ValueError(f"centred_scaled: mean, scale and shift take one value a result ({launch.results})")
     y = torch.empty_like(x, memory_format=torch.contiguous_format)

@@ -103,6 +103,20 @@ def test_torch_complex_tensors_in_and_out():
     torch.testing.assert_close(ops.reduce_norm(t, axis=1), torch.linalg.vector_norm(t, dim=1))
 
 
+def test_torch_views_with_a_lazy_conjugate_or_negative_bit():
+    """torch's z.conj() and its .imag only mark the view (the memory holds z): they are read with the
+    bit applied, and as `out=` refused by name (tests/test_gpu_complex.py: CUDA tensors)."""
+    torch = pytest.importorskip("torch")
+    z = torch.randn(5, 7, dtype=torch.complex128, generator=torch.Generator().manual_seed(2))
+    conj, neg = z.conj(), z.conj().imag
+    assert conj.is_conj() and neg.is_neg()
+    torch.testing.assert_close(ops.reduce_sum(conj, axis=0), z.sum(dim=0).conj())
+    torch.testing.assert_close(ops.reduce_max(neg, axis=1), (-z.imag).amax(dim=1))
+    torch.testing.assert_close(ops.reduce_mean(conj, axis=1), z.mean(dim=1).conj())
+    with pytest.raises(TypeError, match="out: .*conjugate or negative bit"):
+        ops.reduce_sum(z, axis=0, out=torch.zeros(7, dtype=torch.complex128).conj())
+
+
 @pytest.mark.parametrize("name", ["nansum", "nanmean"])
 def test_torch_complex_tensors_where_torchs_cpu_kernel_has_none(name):
     """torch's CPU nansum and nanmean refuse complex inputs for want of a kernel ("nansum on CPU does

@@ -155,6 +155,19 @@ def test_torch_cuda_complex_tensors():
     torch.testing.assert_close(var, t.var(dim=0, correction=0))
 
 
+def test_torch_cuda_views_with_a_lazy_conjugate_or_negative_bit():
+    """The memory of z.conj() (and of its .imag) holds z: the kernels read it with the bit applied,
+    on the checked path, and a prepared call of the same layout without the bit is not taken for it."""
+    torch = pytest.importorskip("torch")
+    z = torch.randn(64, 129, dtype=torch.complex64, device="cuda")
+    for _ in range(2):  # the second round finds the plain layout's prepared call made
+        torch.testing.assert_close(ops.reduce_sum(z, axis=1), z.sum(dim=1))
+        torch.testing.assert_close(ops.reduce_sum(z.conj(), axis=1), z.sum(dim=1).conj())
+        torch.testing.assert_close(ops.reduce_max(z.conj().imag, axis=0), (-z.imag).amax(dim=0))
+    with pytest.raises(TypeError, match="out: .*conjugate or negative bit"):
+        ops.reduce_sum(z, axis=1, out=torch.zeros(64, dtype=torch.complex64, device="cuda").conj())
+
+
 def test_dask_arrays_of_cupy_complex_blocks():
     """Blocks reduced to raw states on the GPU (a complex field as its two parts' bits, kps/raw.py),
     merged and finished on the host."""
