@@ -68,6 +68,19 @@ SCALED_SQUARES = ReduceOp(
 #: m sqrt(s): the 2-norm from a SCALED_SQUARES state (0 for nothing).
 SCALED_ROOT = Epilogue("scaled_root", "a.m * sqrt(a.s)", lambda a, n: a["m"] * np.sqrt(a["s"]))
 
+def _magnitude(x):
+    """kps::Magnitude's twin: |x|, ints and bool in float64 first (np.abs of an int8's -128 wraps)."""
+    return np.abs(x.astype(np.float64) if x.dtype.kind in "biu" else x)
+
+
+#: |x| as numpy.linalg.norm reads an element: floats keep their type, complex numbers give their
+#: magnitude, ints and bool float64 (so the least value of a signed type is not wrapped).
+MAGNITUDE = TransformOp("magnitude", "kps::Magnitude(x)", _magnitude)
+
+#: The largest magnitude, 0 for nothing (numpy.linalg.norm's inf-norm of an empty vector: every
+#: magnitude is >= 0, so 0 is max's identity here; a NaN still wins).
+MAX_MAGNITUDE = ReduceOp("max_magnitude", MAX.combine, lambda dt: 0, np.maximum, MAX.accumulate, exact=True)
+
 #: The accumulator as it is, in a float type (ints -> float64): the 1-, inf-, -inf- and 0-norms.
 AS_FLOAT = Epilogue("as_float", "a", lambda a, n: a, _accumulate_mean)
 
@@ -77,8 +90,9 @@ def power(p: float):
     """(|x|^p summed)^(1/p): its transform and its epilogue, for one p (numpy.linalg.norm's way)."""
     lit = repr(float(p))
     tag = lit.replace("-", "m").replace(".", "_").replace("+", "")
-    transform = TransformOp(f"abs_pow_{tag}", f"pow(static_cast<res_t>(kps::Abs(x)), static_cast<res_t>({lit}))",
-                            numpy=lambda x: np.abs(x) ** float(p))
+    transform = TransformOp(f"magnitude_pow_{tag}",
+                            f"pow(static_cast<res_t>(kps::Magnitude(x)), static_cast<res_t>({lit}))",
+                            numpy=lambda x: _magnitude(x) ** float(p))
     epilogue = Epilogue(f"root_{tag}", f"pow(a, static_cast<acc_t>(1.0 / {lit}))", lambda a, n: a ** (1.0 / float(p)),
                         _accumulate_mean)
     return transform, epilogue
@@ -96,11 +110,11 @@ def descriptors(ord, float64: bool = False):
     if ord == 2:
         return (SCALED_SQUARES, IDENTITY, SCALED_ROOT) if float64 else (SUM_OF_SQUARES, IDENTITY, ROOT)
     if ord == 1:
-        return ADD, ABS, AS_FLOAT
+        return ADD, MAGNITUDE, AS_FLOAT
     if ord == np.inf:
-        return MAX, ABS, AS_FLOAT
-    if ord == -np.inf:
-        return MIN, ABS, AS_FLOAT
+        return MAX_MAGNITUDE, MAGNITUDE, AS_FLOAT
+    if ord == -np.inf:  # (NumPy's min of nothing has no identity: an empty one is a ValueError)
+        return MIN, MAGNITUDE, AS_FLOAT
     if ord == 0:
         return ADD, NONZERO_COUNT, AS_FLOAT
     transform, epilogue = power(ord)

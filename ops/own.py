@@ -90,8 +90,9 @@ def _norm(entry, route):
         """The vector norm of order `ord` over the given axes (numpy.linalg.norm's vector norms, and over
         any axes, as torch.linalg.vector_norm): ord 2 (the default; squares summed in float64, float64
         data scaled, so float32 values of 1e20 do not overflow), 1, inf (max |x|), -inf (min |x|), 0 (the
-        count of nonzeros) and any other p ((sum |x|^p)^(1/p)). Ints and bool give float64; floats keep
-        their type, 16-bit ones summed in float32; NaN propagates; the norm of nothing is 0 (inf and -inf:
+        count of nonzeros) and any other p ((sum |x|^p)^(1/p)); None is 2, as NumPy's. Ints and bool give
+        float64 (their magnitudes taken in float64, as NumPy's: an int8's -128 counts 128); floats keep
+        their type, 16-bit ones summed in float32; NaN propagates; the norm of nothing is 0 (-inf:
         ValueError, as NumPy's)."""
         ord = _check_ord(ord)
         if type(x) is not _gpu.ndarray and graph(name, x):
@@ -109,6 +110,8 @@ def _norm(entry, route):
 def _check_ord(ord):
     if type(ord) is int:  # the common case, first: the checks below cost microseconds a call
         return ord
+    if ord is None:  # numpy.linalg.norm's default for a vector: the 2-norm
+        return 2
     if isinstance(ord, (bool, np.bool_)) or not isinstance(ord, (int, float, np.integer, np.floating)):
         if isinstance(ord, str):
             raise ValueError(f"ord: vector norms take a number, inf or -inf; {ord!r} is a matrix norm")

@@ -224,7 +224,7 @@ FAMILY_SPECS = [(kps.ADD, kps.nan.NAN_TO_ZERO, kps.NONE, None), (kps.ADD, kps.NO
                 (kps.nan.NANARGMAX, kps.IDENTITY, kps.INDEX, None),
                 (kps.MINMAX, kps.IDENTITY, kps.PEAK_TO_PEAK, None), (kps.MINMAX, kps.IDENTITY, kps.MIN_AND_MAX, None),
                 (*kps.norms.descriptors(2), None), (*kps.norms.descriptors(2, True), None),
-                (*kps.norms.descriptors(2.5), None),
+                (*kps.norms.descriptors(2.5), None), (*kps.norms.descriptors(np.inf), None),
                 (kps.precise.NEUMAIER, kps.IDENTITY, kps.precise.PRECISE_SUM, None),
                 (kps.precise.NEUMAIER, kps.IDENTITY, kps.precise.PRECISE_MEAN, None)]
 

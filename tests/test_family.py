@@ -163,6 +163,17 @@ def test_the_two_norm_neither_overflows_nor_underflows():
     close(ops.reduce_norm(tiny), np.float32(1e-29), tiny.dtype)
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64])
+def test_norms_of_the_least_signed_int_take_its_magnitude(dtype):
+    """numpy.linalg.norm converts ints to float64 first: |int8(-128)| is 128, where np.abs wraps."""
+    low = np.iinfo(dtype).min
+    x = np.array([[low, 5, -3], [7, low, low]], dtype=dtype)
+    for ord in ORDS + [None]:
+        with np.errstate(all="ignore"):
+            expect = np.linalg.norm(x.astype(np.float64), ord=ord, axis=1)
+        np.testing.assert_allclose(ops.reduce_norm(x, ord=ord, axis=1), expect, rtol=1e-12)
+
+
 def test_norm_edges_and_errors():
     inf, nan = np.inf, np.nan
     for ord in ORDS:
@@ -170,8 +181,12 @@ def test_norm_edges_and_errors():
         if ord not in (0, -np.inf) and not (ord < 0):
             assert ops.reduce_norm(np.array([inf, 1.0]), ord=ord) == inf
     assert ops.reduce_norm(np.array([0.0, 0.0])) == 0 and ops.reduce_norm(np.empty(0)) == 0
+    # NumPy 2's inf-norm of nothing is 0 (every magnitude is >= 0); its -inf-norm has no identity
+    assert ops.reduce_norm(np.empty(0), ord=np.inf) == np.linalg.norm(np.empty(0), ord=np.inf) == 0
+    np.testing.assert_array_equal(ops.reduce_norm(np.empty((0, 3)), ord=np.inf, axis=0), np.zeros(3))
     with pytest.raises(ValueError):
-        ops.reduce_norm(np.empty(0), ord=np.inf)
+        ops.reduce_norm(np.empty(0), ord=-np.inf)
+    assert ops.reduce_norm(np.array([3.0, 4.0]), ord=None) == 5.0  # NumPy's None: the 2-norm
     with pytest.raises(ValueError, match="ord"):
         ops.reduce_norm(np.ones(3), ord="fro")
     with pytest.raises(ValueError, match="ord"):

@@ -93,6 +93,16 @@ __device__ __forceinline__ T Norm(complex<T> z) { return z.re * z.re + z.im * z.
 __device__ __forceinline__ float Abs(complex<float> z) { return hypotf(z.re, z.im); }
 __device__ __forceinline__ double Abs(complex<double> z) { return hypot(z.re, z.im); }
 
+// |x| as numpy.linalg.norm reads an element (its 1-, inf-, -inf- and p-norms): Abs for floats and
+// complex numbers; integers and bool in double first, so the least value of a signed type keeps its
+// magnitude (Abs of an int8's -128 wraps to -128; numpy.linalg.norm converts ints to float64).
+template <typename T>
+__device__ __forceinline__ double Magnitude(T x) { return Abs(static_cast<double>(x)); }
+__device__ __forceinline__ float Magnitude(float x) { return fabsf(x); }
+__device__ __forceinline__ double Magnitude(double x) { return fabs(x); }
+template <typename T>
+__device__ __forceinline__ T Magnitude(complex<T> z) { return Abs(z); }
+
 // NumPy's a / n for a count n (mean, nanmean): NumPy divides a complex a by the complex (n, 0), so
 // this is operator/'s Smith division with its ratio (+0 over a count) and denominator (n) folded in:
 // two divisions, not three and a branch, and an infinite part still makes the other part NaN, as
