@@ -14,7 +14,7 @@ from kps import cache, statistics
 
 from . import gpu_backend as _gpu, looks
 from .call import Reduction, check_ddof
-from .dispatch import run, run_looked
+from .dispatch import run, run_into_narrow_index, run_looked
 from .gpu_backend import table as _table
 from .named import Named
 
@@ -145,11 +145,15 @@ def _arg(entry: Named, route):
     graph, to_torch = route
     name, what = entry.name, reduction(entry)
     runner = _runner(what)
+    # (an all-NaN slice's marker index does not survive a cast into a narrower out=)
+    into = run_into_narrow_index if what.look is looks.ALL_NAN_RAISES else runner
     table = _table(what.key)
 
     def fn(x, axis=None, keepdims=False, out=None):
         if type(x) is not _gpu.ndarray and graph(name, x):
             return to_torch(name, x, axis, keepdims, out)
-        return runner(what, table, x, axis, keepdims, None, out)
+        if out is None:
+            return runner(what, table, x, axis, keepdims, None, None)
+        return into(what, table, x, axis, keepdims, None, out)
 
     return fn, entry.doc

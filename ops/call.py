@@ -150,9 +150,14 @@ def check_out(out, out_dtype, backend: str, x, shape, result) -> None:
     dtypes.check_dtype(out_dtype, "out")
     if tuple(out.shape) != shape:
         raise ValueError(f"out: expected shape {shape}, got {tuple(out.shape)}")
-    # NumPy's rule for an arg-reduction's out=: an array of indices, which casts safely to int64.
-    if indexed and not np.can_cast(out_dtype, np.int64, casting="safe"):
-        raise TypeError(f"out: an index result needs an integer array that casts safely to int64, got {out_dtype}")
+    # NumPy's rule for an arg-reduction's out=: its dtype casts safely to int64 (bool, int8-int64,
+    # uint8-uint32), and the indices are then written into it as they cast (numpy.argmax's check
+    # runs that way round: a uint8 out takes indices modulo 256).
+    if indexed:
+        if not np.can_cast(out_dtype, np.int64, casting="safe"):
+            raise TypeError(f"out: an index result needs an integer or bool array that casts safely to int64, "
+                            f"got {out_dtype}")
+        return
     # NumPy's rule for a reduction's out=: the result must cast to it under 'same_kind'.
     if not np.can_cast(natural, out_dtype, casting="same_kind"):
         raise TypeError(f"out: cannot cast the result from {natural} to {out_dtype} under casting rule 'same_kind'")

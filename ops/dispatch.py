@@ -52,6 +52,27 @@ def run_looked(reduction: Reduction, table, x, axis, keepdims, dtype, out):
     return reduction.look(checked(reduction, x, (axis, keepdims, dtype, out), sig, table))
 
 
+def run_into_narrow_index(reduction: Reduction, table, x, axis, keepdims, dtype, out):
+    """`run_looked` for an arg-reduction whose look seeks the index an all-NaN slice keeps
+    (look.LARGEST_INDEX, int64's largest) and whose `out` holds a narrower integer or bool (NumPy
+    takes any dtype that casts safely to int64): the indices go to an int64 array of `out`'s kind
+    first, since cast into `out` the marker would read as an index (-1 in int32, 255 in uint8).
+    Other `out=` arrays take `run_looked`, whose checks name what is wrong with them."""
+    narrow = _index_dtype(out)
+    if narrow is None or narrow == np.int64 or not np.can_cast(narrow, np.int64, casting="safe"):
+        return run_looked(reduction, table, x, axis, keepdims, dtype, out)
+    wide = interop.empty_like(out, np.int64)
+    reduction.look(checked(reduction, x, (axis, keepdims, dtype, wide), None, table))
+    return interop.copy_into(out, wide)
+
+
+def _index_dtype(out):
+    """`out`'s dtype as NumPy's, for a NumPy or CuPy array or a torch tensor; None for anything else."""
+    if interop.is_torch(out):
+        return interop.kernel_dtype(out.dtype)
+    return out.dtype if isinstance(out, np.ndarray) or gpu_backend.is_cupy(out) else None
+
+
 def checked(reduction: Reduction, x, args: Args, sig, table=None):
     """`run`'s checked path, on any backend (the look aside). `sig`: the call's signature (None
     with `out=`), under which the GPU backend keeps the call it prepares, in `table` (the one the

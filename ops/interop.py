@@ -59,6 +59,33 @@ class Adapted:
 _TORCH_TO_NUMPY = {}
 
 
+def empty_like(a, dtype):
+    """An array of `a`'s shape and kind (NumPy, CuPy, or a torch tensor on a's device) in `dtype`."""
+    if is_torch(a):
+        import torch
+
+        return torch.empty(tuple(a.shape), dtype=torch_dtype(np.dtype(dtype)), device=a.device)
+    if isinstance(a, np.ndarray):
+        return np.empty(a.shape, dtype)
+    import cupy
+
+    with cupy.cuda.Device(a.device.id):
+        return cupy.empty(a.shape, dtype)
+
+
+def copy_into(out, src):
+    """`src` written into `out` of the same kind, cast as NumPy's casting="unsafe"; `out` returned."""
+    if is_torch(out):
+        out.copy_(src)
+    elif isinstance(out, np.ndarray):
+        np.copyto(out, src, casting="unsafe")
+    else:
+        import cupy
+
+        cupy.copyto(out, src, casting="unsafe")
+    return out
+
+
 def _numpy_dtype(t_dtype):
     """torch dtype -> (storage dtype, the dtype the kernels see)."""
     import torch

@@ -74,6 +74,29 @@ def test_nan_arg_reductions_match_numpy(name, dtype):
         assert ours(np.array([np.nan, -np.inf, -np.inf], dtype=dtype)) == 1
 
 
+#: The out= dtypes numpy.argmax takes: those that cast safely to int64.
+INDEX_OUTS = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32]
+
+
+@pytest.mark.parametrize("out_dtype", INDEX_OUTS, ids=lambda d: np.dtype(d).name)
+def test_arg_reductions_write_into_every_out_numpy_takes(out_dtype):
+    """Indices cast into out= as NumPy casts them; an all-NaN slice still raises where its marker
+    index (int64's largest) would cast to a plausible one (-1, 255, True)."""
+    x = np.random.default_rng(8).standard_normal((300, 7))
+    for name in ("argmax", "argmin", "nanargmax", "nanargmin"):
+        ours, theirs = getattr(ops, f"reduce_{name}"), getattr(np, name)
+        out = np.full(7, 3, dtype=out_dtype)
+        assert ours(x, axis=0, out=out) is out
+        np.testing.assert_array_equal(out, theirs(x, axis=0, out=np.zeros(7, dtype=out_dtype)))
+    x[:, 4] = np.nan
+    for name in ("nanargmax", "nanargmin"):
+        with pytest.raises(ValueError, match="All-NaN slice encountered"):
+            getattr(ops, f"reduce_{name}")(x, axis=0, out=np.zeros(7, dtype=out_dtype))
+    for refused in (np.float64, np.uint64):
+        with pytest.raises(TypeError, match="out"):
+            ops.reduce_argmax(x, axis=0, out=np.zeros(7, dtype=refused))
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
 def test_count_nonzero_ptp_and_minmax_match_numpy(dtype):
     x = with_nans((6, 7, 5), dtype, np.random.default_rng(6), all_nan_row=False)

@@ -94,6 +94,20 @@ def test_all_nan_slices_warn_on_the_gpu(name):
         ops.reduce_nanargmax(cp.asarray(x), axis=1)
 
 
+@pytest.mark.parametrize("out_dtype", [np.bool_, np.uint8, np.int16, np.int32, np.uint32], ids=lambda d: np.dtype(d).name)
+def test_indices_into_a_narrower_out_on_the_gpu(out_dtype):
+    """The kernels cast the indices into out= as NumPy does; an all-NaN slice raises all the same."""
+    x = np.random.default_rng(9).standard_normal((300, 4099)).astype(np.float32)
+    xd = cp.asarray(x)
+    for name in ("argmax", "nanargmin"):
+        out = cp.full(300, 3, dtype=out_dtype)
+        assert getattr(ops, f"reduce_{name}")(xd, axis=1, out=out) is out
+        np.testing.assert_array_equal(cp.asnumpy(out), getattr(np, name)(x, axis=1).astype(out_dtype))
+    xd[7] = cp.nan
+    with pytest.raises(ValueError, match="All-NaN slice encountered"):
+        ops.reduce_nanargmax(xd, axis=1, out=cp.zeros(300, dtype=out_dtype))
+
+
 def _runtime_warnings(fn):
     """fn()'s result and the RuntimeWarnings' messages it gave."""
     with warnings.catch_warnings(record=True) as caught:
