@@ -490,6 +490,15 @@ def word_functors(f: Functors) -> Functors:
                     f.value_dtype)
 
 
+def _sums_in_out_dtype(op: ReduceOp, epilogue: Epilogue, t_dt: np.dtype, out_dtype: np.dtype) -> bool:
+    """NumPy's ufunc.reduce (sum, prod, nansum) computes in out='s dtype where no dtype= is given:
+    ints and bool into a float or complex out= sum and multiply in it, not in int64, where a product
+    would wrap. (Between ints the wrapped int64 result casts to the same bits; a float sum keeps its
+    wider accumulator.)"""
+    return (epilogue is NONE and op.numpy in (np.add, np.multiply) and t_dt.kind in "biu"
+            and out_dtype.kind in "fc")
+
+
 def resolve(op: ReduceOp, transform: TransformOp, epilogue: Epilogue, in_dtype, requested=None,
             out_dtype=None) -> Functors:
     """Pick the accumulate and output dtypes as NumPy would.
@@ -499,6 +508,8 @@ def resolve(op: ReduceOp, transform: TransformOp, epilogue: Epilogue, in_dtype, 
     kernel casts directly (no extra pass)."""
     in_dts = tuple(np.dtype(d) for d in in_dtype) if isinstance(in_dtype, tuple) else (np.dtype(in_dtype),)
     t_dt = transform.result_dtype(in_dts)
+    if requested is None and out_dtype is not None and _sums_in_out_dtype(op, epilogue, t_dt, np.dtype(out_dtype)):
+        requested = out_dtype
     rule = epilogue.accumulate or op.accumulate
     acc, out = rule(t_dt, None if requested is None else np.dtype(requested))
     state = op.state_dtype(acc) if op.state else acc

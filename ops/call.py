@@ -158,7 +158,8 @@ def check_out(out, out_dtype, backend: str, x, shape, result) -> None:
             raise TypeError(f"out: an index result needs an integer or bool array that casts safely to int64, "
                             f"got {out_dtype}")
         return
-    # NumPy's rule for a reduction's out=: the result must cast to it under 'same_kind'.
+    # A reduction's out=: the result must cast to it under 'same_kind' (ufunc's default casting;
+    # NumPy's own reductions cast into out= unsafely, float sums into int8 arrays too: refused here)
     if not np.can_cast(natural, out_dtype, casting="same_kind"):
         raise TypeError(f"out: cannot cast the result from {natural} to {out_dtype} under casting rule 'same_kind'")
 

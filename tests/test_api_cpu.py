@@ -55,6 +55,21 @@ def test_dtype_and_out():
     np.testing.assert_allclose(ops.reduce_mean(x, axis=1), x.mean(axis=1))
 
 
+def test_int_sums_and_products_into_a_float_out_compute_in_its_dtype():
+    """NumPy's ufunc.reduce computes in out='s dtype where no dtype= is given: no int64 wrap."""
+    rng = np.random.default_rng(4)
+    big = rng.integers(2 ** 61, 2 ** 62, size=(3, 8))
+    factors = rng.integers(2, 90, size=(5, 40)).astype(np.int16)
+    for ours, theirs, x, dt in ((ops.reduce_sum, np.sum, big, np.float64), (ops.reduce_nansum, np.nansum, big, np.float32),
+                                (ops.reduce_prod, np.prod, factors, np.float64),
+                                (ops.reduce_prod, np.prod, factors, np.complex128)):
+        out, expect = np.full(x.shape[0], np.nan, dt), np.zeros(x.shape[0], dt)
+        theirs(x, axis=1, out=expect)
+        assert ours(x, axis=1, out=out) is out
+        np.testing.assert_allclose(out, expect, rtol=1e-6 if dt == np.float32 else 1e-13)
+        assert np.all(np.isfinite(out)) and np.all(out.real > 0)  # (int64 would have wrapped)
+
+
 def test_empty_reductions():
     e = np.empty((0, 3), np.float32)
     np.testing.assert_array_equal(ops.reduce_sum(e, axis=0), np.zeros(3, np.float32))

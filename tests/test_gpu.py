@@ -562,6 +562,14 @@ def test_dtype_and_out_cast_in_kernel(rng):
     np.testing.assert_allclose(cp.asnumpy(out32), h.astype(np.float64).mean(axis=0), rtol=1e-5, atol=1e-5)
 
 
+def test_int_products_into_a_float_out_compute_in_its_dtype(rng):
+    """As NumPy's ufunc.reduce: no int64 wrap where out= is a float array (tests/test_api_cpu.py)."""
+    x = rng.integers(2, 90, size=(300, 257)).astype(np.int16)
+    out = poisoned_like((300,), np.float64)
+    assert ops.reduce_prod(cp.asarray(x), axis=1, out=out) is out
+    np.testing.assert_allclose(cp.asnumpy(out), np.prod(x, axis=1, out=np.zeros(300)), rtol=1e-12)
+
+
 def test_nan_propagates(rng):
     x = data((64, 1000), np.float32, "max", rng)
     x[3, 17] = np.nan
