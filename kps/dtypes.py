@@ -65,6 +65,21 @@ def is_complex(dtype) -> bool:
     return np.dtype(dtype).kind == "c"
 
 
+def is_inexact(dtype) -> bool:
+    """Floats (16-bit ones too) and complex numbers."""
+    dtype = np.dtype(dtype)
+    return dtype.kind in "fc" or is_half(dtype)
+
+
+def inexact_requested(requested, what: str):
+    """`dtype=` for a reduction that computes in a float type (a variance, logsumexp): a bool or
+    integer `dtype=` is a TypeError that names it (NumPy's var of bool gives nonsense or fails on
+    subtracting booleans)."""
+    if requested is not None and not is_inexact(requested):
+        raise TypeError(f"dtype: {what} computes in a float or complex type, got {np.dtype(requested)}")
+    return requested
+
+
 def refuse_complex(dtype, what: str) -> np.dtype:
     """`dtype`, or a TypeError naming `x` where it is complex and `what` takes no complex numbers."""
     if is_complex(dtype):

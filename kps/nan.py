@@ -42,6 +42,18 @@ def _nan_extreme(name: str, greater: bool) -> ReduceOp:
     )
 
 
+def _inexact_stays_inexact(rule):
+    """numpy.nanmean's and nanvar's rule before `rule`: float or complex data take no bool or
+    integer `dtype=` ("If a is inexact, then dtype must be inexact"); ints and bool take any."""
+    def checked(dtype, requested):
+        if requested is not None and dtypes.is_inexact(dtype) and not dtypes.is_inexact(requested):
+            raise TypeError(f"dtype: the NaN-skipping mean and variance of {dtype} data need a float or complex "
+                            f"dtype (numpy.nanmean's rule), got {requested}")
+        return rule(dtype, requested)
+
+    return checked
+
+
 NANMAX = _nan_extreme("nanmax", True)
 NANMIN = _nan_extreme("nanmin", False)
 
@@ -51,7 +63,7 @@ SUM_COUNT = ReduceOp(
     combine="acc_t r; r.s = a.s + b.s; r.n = a.n + b.n; return r;",
     identity=lambda dt: {"s": 0, "n": 0},
     numpy=lambda a, b: {"s": a["s"] + b["s"], "n": a["n"] + b["n"]},
-    accumulate=_accumulate_mean_sum,  # (a float32 nanmean sums in float64, as mean does)
+    accumulate=_inexact_stays_inexact(_accumulate_mean_sum),  # (a float32 nanmean sums in float64, as mean does)
     state=(("s", "acc"), ("n", "real")),
     lift="acc_t r; const bool skip = x != x; r.s = skip ? value_t(0) : x; r.n = skip ? real_t(0) : real_t(1); return r;",
     numpy_lift=lambda x: {"s": np.where(_isnan(x), 0, x), "n": np.where(_isnan(x), 0, 1)},
@@ -69,7 +81,7 @@ NAN_WELFORD = ReduceOp(
     combine=statistics.WELFORD.combine,
     identity=statistics.WELFORD.identity,
     numpy=statistics.WELFORD.numpy,
-    accumulate=statistics.WELFORD.accumulate,
+    accumulate=_inexact_stays_inexact(statistics.WELFORD.accumulate),
     state=statistics.WELFORD.state,
     lift="acc_t r; r.n = x == x ? real_t(1) : real_t(0); r.shift = x; r.s1 = value_t(-0.0); r.s2 = real_t(-0.0); return r;",
     numpy_lift=lambda x: dict(statistics._welford_lift(x), n=np.where(_isnan(x), 0, 1).astype(dtypes.real_dtype(x.dtype)),

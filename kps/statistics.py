@@ -25,7 +25,7 @@ def _accumulate_double(dtype: np.dtype, requested):
     gives its parts' float), the state in float64 (complex128 for complex data) unless `dtype=` asks
     otherwise: a float32 mean near 1e4 is only good to 5e-4, which a variance of 1 would feel at 1e-3
     (measured on the NumPy twin: 2e-4 relative)."""
-    acc, out = _mean_of_state(dtype, requested)
+    acc, out = _mean_of_state(dtype, dtypes.inexact_requested(requested, "a variance"))
     return acc, dtypes.real_dtype(out)
 
 
@@ -33,7 +33,7 @@ def _mean_of_state(dtype: np.dtype, requested):
     """`_accumulate_double`'s state, with numpy.mean's result type (complex stays complex): the
     mean and the variance from one state (`mean_and_variance`) share it; the API takes the
     variance's real part (ops/api.py)."""
-    acc, out = _accumulate_mean(dtype, requested)
+    acc, out = _accumulate_mean(dtype, dtypes.inexact_requested(requested, "a mean and variance"))
     if requested is None or dtypes.is_half(np.dtype(requested)):
         acc = np.dtype(np.complex128 if dtypes.is_complex(acc) else np.float64)
     return acc, out
@@ -108,7 +108,8 @@ LOGSUMEXP = ReduceOp(
              " acc_t r; r.m = hi.m; r.s = hi.s + (lo.m == hi.m ? lo.s : lo.s * kps::ExpScale(lo.m - hi.m)); return r;"),
     identity=lambda dt: {"m": -np.inf, "s": 0},
     numpy=_logsumexp_combine,
-    accumulate=lambda dtype, requested: _accumulate_mean(dtypes.refuse_complex(dtype, "logsumexp"), requested),
+    accumulate=lambda dtype, requested: _accumulate_mean(dtypes.refuse_complex(dtype, "logsumexp"),
+                                                         dtypes.inexact_requested(requested, "logsumexp")),
     state=(("m", "acc"), ("s", "acc")),
     lift="acc_t r; r.m = x; r.s = value_t(1); return r;",
     numpy_lift=lambda x: {"m": x, "s": np.ones_like(x)},

@@ -140,6 +140,8 @@ def check_out(out, out_dtype, backend: str, x, shape, result) -> None:
     if backend == "cpu":
         if not isinstance(out, np.ndarray):
             raise TypeError(f"out: expected a numpy.ndarray for a NumPy input, got {type(out).__name__}")
+        if not out.flags.writeable:
+            raise ValueError("out: the array is read-only")
     else:
         import cupy
 
