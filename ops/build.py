@@ -10,6 +10,7 @@ the custom op's implementation.
 """
 from __future__ import annotations
 
+import kps
 from kps import cache, statistics
 
 from . import gpu_backend as _gpu, looks
@@ -66,15 +67,20 @@ def _summed(entry: Named, route):
     name, what = entry.name, reduction(entry)
     compensated = reduction(entry, entry.precise_op, entry.precise_epilogue)
     table, precise_table = _table(what.key), _table(compensated.key)
+    means = entry.epilogue is kps.MEAN  # numpy.mean's warning where nothing is reduced
 
     def fn(x, axis=None, keepdims=False, dtype=None, out=None, precise=False):
         if type(x) is not _gpu.ndarray and graph(name, x):  # precise=True too: the plain op's gradient
             return to_torch(name, x, axis, keepdims, out, dtype=dtype, precise=_check_precise(precise))
         if precise is True:
-            return run(compensated, precise_table, x, axis, keepdims, dtype, out)
-        if precise is not False:
-            _check_precise(precise)
-        return run(what, table, x, axis, keepdims, dtype, out)
+            result = run(compensated, precise_table, x, axis, keepdims, dtype, out)
+        else:
+            if precise is not False:
+                _check_precise(precise)
+            result = run(what, table, x, axis, keepdims, dtype, out)
+        if means and 0 in x.shape:  # (a containment test: the hot path pays tens of nanoseconds)
+            looks.warn_mean_of_empty(x, axis)
+        return result
 
     return fn, (entry.doc + _SIGNATURE_DOC + " `precise=True` accumulates floats in float64 with compensation"
                 " (Neumaier) in every thread and every merge: float32 results are the correctly rounded sum where"

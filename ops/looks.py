@@ -109,6 +109,19 @@ ALL_NAN_WARNS = warns("All-NaN slice encountered")
 DOF = warns("Degrees of freedom <= 0 for slice.")
 
 
+def _reduced_count(x, axis) -> int:
+    shape = tuple(x.shape)
+    return math.prod(shape[a] for a in config.normalize_axis(axis, len(shape)))
+
+
+def warn_mean_of_empty(x, axis) -> None:
+    """numpy.mean's warning, decided from the shape alone: where the reduced count is 0,
+    RuntimeWarning 'Mean of empty slice' (the results are NaN). Called after the call."""
+    if 0 not in x.shape or _reduced_count(x, axis):
+        return
+    warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=3)  # (the user's line, past the op)
+
+
 def warn_few_degrees(x, axis, ddof) -> None:
     """numpy.var's warning, decided before any data is read: where ddof >= the reduced count (an
     empty reduction too), RuntimeWarning 'Degrees of freedom <= 0 for slice' (numpy.var, numpy.std,
@@ -117,7 +130,6 @@ def warn_few_degrees(x, axis, ddof) -> None:
     shape = tuple(getattr(x, "shape", ()))
     if not ddof >= 1 and all(shape):  # every count is >= 1 > ddof
         return
-    count = math.prod(shape[a] for a in config.normalize_axis(axis, len(shape)))
-    if ddof >= count:
+    if ddof >= _reduced_count(x, axis):
         # stacklevel 3: the user's line, past this and the op
         warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=3)

@@ -75,6 +75,7 @@ def _mean_var(entry, route):
         except KeyError:
             what, prepared = made.put(ddof, build.with_table(build.reduction(entry, epilogue=entry.epilogue(ddof, None))))
         mean, var = run(what, prepared, x, axis, keepdims, dtype, None)
+        looks.warn_mean_of_empty(x, axis)  # numpy.mean's, where n = 0
         looks.warn_few_degrees(x, axis, ddof)  # numpy.var's, where ddof >= n
         # complex data: one state gives both in numpy.mean's complex type; numpy.var's is the real part's
         return mean, (var.real if _is_complex(var) else var)

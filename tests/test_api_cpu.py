@@ -83,6 +83,25 @@ def test_empty_reductions():
     assert ops.reduce_max(np.empty((3, 0)), axis=0).shape == (0,)
 
 
+def _messages(fn):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fn()
+    return [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+
+
+def test_the_mean_of_nothing_warns_as_numpys():
+    """numpy.mean warns 'Mean of empty slice' where the reduced count is 0, not where the result is."""
+    e = np.empty((0, 3))
+    for axis, warns in ((0, True), (None, True), (1, False), ((0, 1), True)):
+        for fn in (ops.reduce_mean, lambda x, axis: ops.reduce_mean(x, axis=axis, precise=True),
+                   lambda x, axis: ops.reduce_mean_var(x, axis=axis)[0]):
+            said = _messages(lambda: fn(e, axis=axis))
+            assert ("Mean of empty slice" in said) == warns == ("Mean of empty slice" in _messages(
+                lambda: np.mean(e, axis=axis))), (axis, said)
+    assert _messages(lambda: ops.reduce_mean(np.ones((2, 3)), axis=0)) == []
+
+
 def test_user_functors_extend_without_kernel_changes():
     x = np.random.default_rng(2).standard_normal((5, 8)).astype(np.float32)
     sq = kps.TransformOp("square", "x * x", numpy=np.square)
