@@ -67,10 +67,12 @@ def run_into_narrow_index(reduction: Reduction, table, x, axis, keepdims, dtype,
 
 
 def _index_dtype(out):
-    """`out`'s dtype as NumPy's, for a NumPy or CuPy array or a torch tensor; None for anything else."""
+    """`out`'s dtype as NumPy's, for a writable NumPy array, a CuPy array or a torch tensor; else None."""
     if interop.is_torch(out):
         return interop.kernel_dtype(out.dtype)
-    return out.dtype if isinstance(out, np.ndarray) or gpu_backend.is_cupy(out) else None
+    if isinstance(out, np.ndarray):
+        return out.dtype if out.flags.writeable else None  # (the checks name a read-only one)
+    return out.dtype if gpu_backend.is_cupy(out) else None
 
 
 def checked(reduction: Reduction, x, args: Args, sig, table=None):
