@@ -36,12 +36,15 @@ class Reduction:
     look: Any = None
     twin: Optional[str] = None
     #: Its prepared calls' table key (ops/gpu_backend.py): its descriptors, and a named op's look
-    #: apart, since its prepared calls look. Made once: a repeated call reads it.
+    #: and torch twin apart, since its prepared calls look, and a torch tensor's result dtype is its
+    #: twin's (ops.reduce_sum of uint8 is int64, ops.reduce of the same descriptors uint64). Made
+    #: once: a repeated call reads it.
     key: tuple = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
         key = (self.op, self.transform, self.epilogue)
-        object.__setattr__(self, "key", key if self.look is None else key + (self.look,))
+        key = key if self.look is None else key + (self.look,)
+        object.__setattr__(self, "key", key if self.twin is None else key + (self.twin,))
 
 
 #: A call's arguments as given: (axis, keepdims, dtype, out). A plain tuple: every call of the NumPy

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+import kps
 import ops
 
 pytestmark = pytest.mark.gpu
@@ -44,6 +45,16 @@ def test_gradients_on_cuda():
     mine, y.grad = y.grad.clone(), None
     torch.amax(y, dim=1).sum().backward()
     torch.testing.assert_close(mine, y.grad)
+
+
+def test_ops_reduce_and_a_named_op_of_its_descriptors_keep_their_own_dtype_rules():
+    """Both calls of one layout: the prepared call the first leaves is not the second's."""
+    t = torch.full((3, 100), 200, dtype=torch.uint8, device="cuda")
+    for _ in range(2):
+        assert ops.reduce(t, axis=1).dtype == torch.uint64
+        assert ops.reduce_sum(t, axis=1).dtype == torch.int64
+        assert ops.reduce(t, axis=1, op=kps.LOGICAL_OR).dtype == torch.bool
+        assert ops.reduce_any(t, axis=1).dtype == torch.uint8
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)

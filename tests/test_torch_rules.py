@@ -71,6 +71,19 @@ def test_numpy_and_torch_rules_differ_where_torch_says():
     assert ops.reduce_sum(t, axis=1, dtype=np.uint64).dtype == torch.uint64  # dtype= still rules
 
 
+def test_a_named_op_keeps_its_prepared_calls_apart_from_ops_reduce():
+    """ops.reduce of a named op's descriptors follows NumPy's dtype rule on a torch tensor, the named op
+    torch's: a prepared call of one (GPU: keyed by the input's layout alone) must not answer the other."""
+    from ops import build, gpu_backend, named
+
+    for entry in (named.SUM, named.MEAN, named.ANY, named.VAR):
+        mine = build.reduction(entry)
+        generic = ops.call.Reduction(mine.op, mine.transform, mine.epilogue)
+        assert gpu_backend.table(mine.key) is not gpu_backend.table(generic.key)
+    t = torch.full((3, 100), 200, dtype=torch.uint8)
+    assert ops.reduce(t, axis=1).dtype == torch.uint64 and ops.reduce_sum(t, axis=1).dtype == torch.int64
+
+
 def test_torch_rules_keep_the_accurate_accumulation():
     """Where torch and NumPy agree on the result dtype, the accumulation stays this project's:
     a float32 variance of data far from zero is still accumulated in float64."""
