@@ -70,6 +70,24 @@ def test_broadcasting_layouts_and_misaligned_views():
         np.testing.assert_allclose(_run(pair, 0, transform=SQDIST), expect, rtol=1e-5)
 
 
+def test_inputs_off_their_own_itemsize_are_copied_together():
+    """A float64 view 4 bytes off its grid (first or second, strided), a complex128 one 8 bytes off:
+    all inputs are copied to one layout (a copy of one alone left the others' strides; an input off
+    its grid faults its loads)."""
+    rng = np.random.default_rng(11)
+    raw = cp.asarray(rng.standard_normal(2 * 4001 + 2))
+    off = raw.view(cp.float32)[1:1 + 2 * 2 * 4000].view(cp.float64)[::2]  # 4 bytes off, stride 16
+    plain = cp.asarray(rng.standard_normal(4000))
+    assert off.data.ptr % 8 == 4 and off.strides == (16,)
+    for pair in ((off, plain), (plain, off)):
+        got = _run(pair, None, transform=SQDIST)
+        np.testing.assert_allclose(got, reference(SQDIST, tuple(cp.asnumpy(a) for a in pair), None), rtol=1e-12)
+    z = raw[1:1 + 2 * 4000].view(cp.complex128)
+    assert z.data.ptr % 16 == 8
+    got = _run((plain.astype(cp.complex128), z), None, transform=SQDIST)
+    np.testing.assert_allclose(got, np.sum((cp.asnumpy(plain) - cp.asnumpy(z)) ** 2), rtol=1e-12)
+
+
 @pytest.mark.parametrize("dtype,shifts", [("float32", (1, 2, 3)), ("float16", (1, 2, 5, 7)), ("int8", (1, 4, 11, 15)),
                                           ("float64", (1,))], ids=str)
 @pytest.mark.parametrize("shape,axis", [((3_000_001,), None), ((517, 4099), 1), ((4096, 259), 1), ((301, 70001), 1)],
