@@ -141,8 +141,9 @@ def _runner(what: Reduction):
 def ddof_reduction(entry: Named, epilogue, ddof) -> Reduction:
     """`entry`'s Reduction with a ddof's epilogue. The entry's look (nanvar's warning where n - ddof
     <= 0 gave NaN) only for ddof >= 0: a negative (or NaN) ddof never leaves n - ddof <= 0, and
-    numpy.nanvar then never warns, though a slice of NaN (or of inf) still gives NaN."""
-    look = entry.look if ddof >= 0 else None
+    numpy.nanvar then never warns, though a slice of NaN (or of inf) still gives NaN. Nor where the
+    epilogue is numpy.var's (nanvar of ints and bool): its warning comes from the shape, once."""
+    look = entry.look if ddof >= 0 and not statistics.clamps_dof(epilogue) else None
     return Reduction(entry.op, entry.transform, epilogue, look, entry.torch)
 
 

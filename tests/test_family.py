@@ -74,6 +74,22 @@ def test_nan_arg_reductions_match_numpy(name, dtype):
         assert ours(np.array([np.nan, -np.inf, -np.inf], dtype=dtype)) == 1
 
 
+def _dof_warnings(fn):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fn()
+    return [str(w.message) for w in caught if "Degrees of freedom" in str(w.message)]
+
+
+@pytest.mark.parametrize("name", ["nanvar", "nanstd"])
+def test_nan_variances_give_numpys_warnings_once(name):
+    """numpy.nanvar of ints is numpy.var (its warning, once); of floats its own, where n - ddof <= 0."""
+    ours, theirs = getattr(ops, f"reduce_{name}"), getattr(np, name)
+    for x in (np.arange(3), np.array([True, False]), np.array([1.0, np.nan]), np.array([np.nan, np.nan])):
+        for ddof in (0, 1, 3):
+            assert _dof_warnings(lambda: ours(x, ddof=ddof)) == _dof_warnings(lambda: theirs(x, ddof=ddof)), (x, ddof)
+
+
 #: The out= dtypes numpy.argmax takes: those that cast safely to int64.
 INDEX_OUTS = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32]
 
