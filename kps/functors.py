@@ -147,6 +147,9 @@ class ReduceOp:
 
     def __post_init__(self):
         _check_name(self.name)
+        if not callable(self.numpy) or not (self.state or callable(getattr(self.numpy, "reduce", None))):
+            raise TypeError(f"numpy: a scalar op's twin is a NumPy ufunc (its .reduce folds an axis; a state op's "
+                            f"a function of two dicts of fields), got {self.numpy!r}")
         if not isinstance(self.state, tuple):
             raise TypeError(f"state: expected a tuple of (name, type) pairs, got {self.state!r}")
         for field in self.state:
@@ -228,6 +231,8 @@ class TransformOp:
         _check_name(self.name)
         if not isinstance(self.cuda, str):
             raise TypeError(f"cuda: expected a CUDA expression, got {self.cuda!r}")
+        if not callable(self.numpy):
+            raise TypeError(f"numpy: expected the transform's NumPy twin (a function of arrays), got {self.numpy!r}")
         if self.inputs == 0:
             named = [int(k) for k in _INPUT_NAME.findall(self.cuda)]
             object.__setattr__(self, "inputs", max(named) + 1 if named else 1)
@@ -264,6 +269,11 @@ class Epilogue:
         texts = self.cuda if isinstance(self.cuda, tuple) else (self.cuda,)
         if not texts or not all(isinstance(t, str) and t for t in texts):
             raise TypeError(f"cuda: expected a CUDA expression or a tuple of them, got {self.cuda!r}")
+        if isinstance(self.cuda, tuple) and len(self.cuda) == 1:
+            raise TypeError(f"cuda: a tuple gives several results, one an expression; give one result's "
+                            f"expression as a str, got {self.cuda!r}")
+        if not callable(self.numpy):
+            raise TypeError(f"numpy: expected the epilogue's NumPy twin, numpy(a, n), got {self.numpy!r}")
 
     @property
     def outputs(self) -> int:
@@ -416,7 +426,10 @@ class Functors:
     def _render_apply(self) -> str:
         """The transform's Apply: of `x`, or of `x0`, `x1`, ... unpacked from a kps::Pack in their math types."""
         if not self.more_dtypes:
-            return f"  __device__ static res_t Apply(arg_t x) {{ return static_cast<res_t>({self.transform.cuda}); }}\n"
+            # (a transform of one input may name it x0, as one of several does)
+            alias = " const arg_t x0 = x;" if "0" in _INPUT_NAME.findall(self.transform.cuda) else ""
+            return (f"  __device__ static res_t Apply(arg_t x) {{{alias} "
+                    f"return static_cast<res_t>({self.transform.cuda}); }}\n")
         unpack = " ".join(f"const {dtypes.math_type(d)} x{k} = kps::Cast<{dtypes.math_type(d)}>(v{'.tail' * k}.head);"
                           for k, d in enumerate(self.in_dtypes))
         return f"  __device__ static res_t Apply(arg_t v) {{ {unpack} return static_cast<res_t>({self.transform.cuda}); }}\n"

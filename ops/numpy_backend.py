@@ -36,6 +36,10 @@ def finish(acc, count: int, f: Functors, out=None):
     with np.errstate(all="ignore"):
         results = f.epilogue.numpy(acc, count)
         if f.epilogue.outputs > 1:  # several results per output (the API allows no out= then)
+            if not isinstance(results, tuple) or len(results) != f.epilogue.outputs:
+                got = len(results) if isinstance(results, tuple) else "not a tuple"
+                raise TypeError(f"epilogue: {f.epilogue.name}'s NumPy twin gave {got} results where its CUDA gives "
+                                f"{f.epilogue.outputs} (a tuple, one result an expression)")
             return tuple(_typed(r, f) for r in results)
         result = _typed(results, f)
     if out is not None:

@@ -102,6 +102,15 @@ def test_the_mean_of_nothing_warns_as_numpys():
     assert _messages(lambda: ops.reduce_mean(np.ones((2, 3)), axis=0)) == []
 
 
+def test_a_transform_of_one_input_may_name_it_x0():
+    """As a transform of several names its inputs: x0 alone renders (kernels/source.py) and compiles."""
+    twice = kps.TransformOp("twice_x0", "x0 * 2", numpy=lambda a: a * 2)
+    x = np.random.default_rng(3).standard_normal((4, 5))
+    np.testing.assert_allclose(ops.reduce(x, axis=1, transform=twice), 2 * x.sum(axis=1))
+    f = kps.resolve(kps.ADD, twice, kps.NONE, np.dtype(np.float32))
+    assert "const arg_t x0 = x;" in f.render()
+
+
 def test_user_functors_extend_without_kernel_changes():
     x = np.random.default_rng(2).standard_normal((5, 8)).astype(np.float32)
     sq = kps.TransformOp("square", "x * x", numpy=np.square)
@@ -205,6 +214,13 @@ BAD_CALLS = [
     (lambda: ops.reduce_logsumexp(X, dtype=np.int64), TypeError, "dtype"),
     (lambda: ops.reduce_nanmean(X, dtype=np.int64), TypeError, "dtype"),
     (lambda: ops.reduce_nanvar(X, dtype=bool), TypeError, "dtype"),
+    (lambda: kps.Epilogue("one", ("a",), numpy=lambda a, n: (a,)), TypeError, "cuda: a tuple"),
+    (lambda: kps.Epilogue("e", "a", numpy=None), TypeError, "numpy"),
+    (lambda: kps.TransformOp("t", "x", numpy=None), TypeError, "numpy"),
+    (lambda: kps.ReduceOp("r", "a + b", lambda dt: 0, lambda a, b: a + b), TypeError, "numpy"),
+    (lambda: ops.reduce(X, op=kps.MINMAX, epilogue=kps.Epilogue("three", ("a.lo", "a.hi", "a.lo"),
+                                                               numpy=lambda a, n: (a["lo"], a["hi"]))),
+     TypeError, "epilogue: three's NumPy twin gave 2"),
     (lambda: ops.reduce(X, op="add"), TypeError, "op"),
     (lambda: ops.reduce(X, transform=np.square), TypeError, "transform"),
     (lambda: ops.reduce(X, epilogue="mean"), TypeError, "epilogue"),
