@@ -111,7 +111,9 @@ class ReduceOp:
 
     `indexed=True` (a state op only) gives `lift` each element's index in the reduced range as `i`
     (`long long`; NumPy: `numpy_lift(x, i)` with an int64 array): its place in the C-order
-    flattening of the reduced axes, the same on every kernel path (argmax: kps/arg.py).
+    flattening of the reduced axes, the same on every kernel path (argmax: kps/arg.py). Over a dask
+    array of CuPy blocks each block lifts its own indices and a field named `i` holding them as
+    lifted is moved into the whole range (ops/dask_backend.py): such a state keeps them there.
 
     `exact=True` says `combine` never rounds (it selects one of its arguments: max, min): its folds
     keep the plain order, with no short-chain levels (kps/include/kps/chains.cuh). Integer, bool and

@@ -143,6 +143,9 @@ def _nan_arg(name: str, compare: str, greater: bool, worst) -> ReduceOp:
 
 NANARGMAX = _nan_arg("nanargmax", ">", True, _lowest)
 NANARGMIN = _nan_arg("nanargmin", "<", False, _highest)
+#: The ops whose identity index (NO_INDEX) left in a result means a slice of nothing but NaN:
+#: NumPy's ValueError (another indexed op may keep its identity as a result).
+ALL_NAN_INDEX_OPS = (NANARGMAX, NANARGMIN)
 
 #: The index the identity carries: an output that kept it saw nothing but NaN.
 NO_INDEX = _NO_INDEX

@@ -29,7 +29,7 @@ import numpy as np
 from kernels import config
 from kps import raw
 from kps.functors import Functors
-from kps.nan import NO_INDEX
+from kps.nan import ALL_NAN_INDEX_OPS, NO_INDEX
 
 from . import gpu_backend, numpy_backend
 from .call import Call, Reduction
@@ -87,6 +87,10 @@ def reduce(x, axes, keepdims: bool, f: Functors):
     count = math.prod(x.shape[a] for a in axes)
     chunks = tuple((1,) * len(c) if a in axes else c for a, c in enumerate(x.chunks))
     gpu = _on_gpu(x)
+    if gpu and _placed(f, axes) and "i" not in f.acc_dtype.names:
+        raise TypeError(f"op: {f.op.name} is indexed; over CuPy blocks its state keeps the element's index as it is "
+                        f"lifted in a field named 'i' (kps.ARGMAX's), which each block's step moves into the "
+                        f"whole reduced range")
     step = _step(f, axes, x.chunks, gpu)
     if gpu:  # the states' bits, a last axis of fields (see the module's docstring)
         state_dtype, state_ndim = np.dtype(np.int64), x.ndim + 1
@@ -345,7 +349,7 @@ class _Finish(_Step):
         if self.gpu:
             total = raw.state(to_numpy(total), f)
         result = numpy_backend.finish(numpy_backend.unpack(np.squeeze(total, axis=self.drop), f), self.count, f)
-        if f.op.indexed and np.any(np.asarray(result) == NO_INDEX):  # nothing lifted: a slice of NaN (nanargmax)
+        if f.op in ALL_NAN_INDEX_OPS and np.any(np.asarray(result) == NO_INDEX):  # a slice of NaN (nanargmax)
             raise ValueError("All-NaN slice encountered")
         result = result if self.k is None else result[self.k]
         return _cupy().asarray(result) if self.gpu else result

@@ -176,6 +176,30 @@ def test_user_functors_need_no_extra_code(axis):
          np.sqrt(np.mean(X * X, axis=axis)))
 
 
+def _first_of(a, b):
+    return {"i": np.minimum(a["i"], b["i"])}
+
+
+#: A user's indexed op whose identity may be a result: the first positive element's index, or int64's
+#: largest where there is none (an index field named i, as kps.ARGMAX's: dask moves it per block).
+FIRST_POSITIVE = kps.ReduceOp(
+    "first_positive", combine="return a.i <= b.i ? a : b;", identity=lambda dt: {"i": np.iinfo(np.int64).max},
+    numpy=_first_of, state=(("i", "int64"),), lift="acc_t r; r.i = x > 0 ? i : 9223372036854775807LL; return r;",
+    numpy_lift=lambda x, i: {"i": np.where(x > 0, i, np.iinfo(np.int64).max)}, indexed=True,
+    accumulate=lambda dt, req: (dt, np.dtype(np.int64)))
+FIRST_INDEX = kps.Epilogue("first_index", "a.i", lambda a, n: a["i"])
+
+
+def test_a_users_indexed_op_may_keep_its_identity():
+    """Only nanargmax and nanargmin read int64's largest index as a slice of NaN (NumPy's ValueError)."""
+    x = np.array([[-1.0, -2, 3, 4], [-1, -1, -1, -1], [5, -1, 2, 2]])
+    expect = ops.reduce(x, axis=1, op=FIRST_POSITIVE, epilogue=FIRST_INDEX)
+    assert expect.tolist() == [2, np.iinfo(np.int64).max, 0]
+    for chunks in ((1, 2), (2, 1), (3, 4)):
+        d = da.from_array(x, chunks=chunks)
+        np.testing.assert_array_equal(ops.reduce(d, axis=1, op=FIRST_POSITIVE, epilogue=FIRST_INDEX).compute(), expect)
+
+
 @settings(max_examples=examples(40), deadline=None)
 @given(data=st.data())
 def test_any_blocking_gives_the_same_answer(data):

@@ -8,7 +8,7 @@ import pytest
 
 import kps
 import ops
-from test_dask import AXES, CHUNKS, NAMED, X, check_op
+from test_dask import AXES, CHUNKS, FIRST_INDEX, FIRST_POSITIVE, NAMED, X, check_op
 
 pytestmark = pytest.mark.gpu
 cp = pytest.importorskip("cupy")
@@ -52,3 +52,18 @@ def test_a_users_state_functor_on_cupy_blocks():
     spread = kps.Epilogue("spread_dask_gpu", "a.hi - a.lo", lambda a, n: a["hi"] - a["lo"])
     got = ops.reduce(_dask_of_cupy(X), axis=(0, 2), op=minmax, epilogue=spread).compute()
     np.testing.assert_allclose(cp.asnumpy(got), np.ptp(X, axis=(0, 2)), rtol=1e-12)
+
+
+def test_a_users_indexed_op_on_cupy_blocks():
+    """The index field (named i) moved into the whole reduced range per block; the identity may stay a
+    result; a state without an i field is refused by name before any block runs."""
+    x = np.array([[-1.0, -2, 3, 4], [-1, -1, -1, -1], [5, -1, 2, 2]])
+    d = da.from_array(cp.asarray(x), chunks=(1, 2), asarray=False)
+    got = ops.reduce(d, axis=1, op=FIRST_POSITIVE, epilogue=FIRST_INDEX).compute()
+    np.testing.assert_array_equal(cp.asnumpy(got), [2, np.iinfo(np.int64).max, 0])
+    renamed = kps.ReduceOp("first_positive_j", combine="return a.j <= b.j ? a : b;",
+                           identity=lambda dt: {"j": np.iinfo(np.int64).max},
+                           numpy=lambda a, b: {"j": np.minimum(a["j"], b["j"])}, state=(("j", "int64"),),
+                           lift="acc_t r; r.j = i; return r;", numpy_lift=lambda x, i: {"j": i}, indexed=True)
+    with pytest.raises(TypeError, match="op: .*field named 'i'"):
+        ops.reduce(d, axis=1, op=renamed, epilogue=kps.Epilogue("j_index", "a.j", lambda a, n: a["j"]))
