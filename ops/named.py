@@ -103,8 +103,8 @@ ARG_DOC = (
     "\n\nNumPy semantics (int64 indices; of equal values the first wins; a NaN beats every number, the first NaN"
     " wins; an empty reduced range raises ValueError; `out` an integer array) with `axis` None (the index into"
     " the flattened array), an int, or a tuple of ints: then the index into the reduced axes flattened in C"
-    " order, as `numpy.unravel_index(i, [x.shape[a] for a in axes])` unravels it. One pass: each element's"
-    " index travels with its value.")
+    " order (the axes in increasing order), as `numpy.unravel_index(i, [x.shape[a] for a in sorted(axes)])`"
+    " unravels it. One pass: each element's index travels with its value.")
 
 SUM = Named("reduce_sum", "sum", kps.ADD, kps.NONE, numpy="numpy.sum", torch="sum",
             precise_op=precise.NEUMAIER, precise_epilogue=precise.PRECISE_SUM,
