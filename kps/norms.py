@@ -68,6 +68,7 @@ SCALED_SQUARES = ReduceOp(
 #: m sqrt(s): the 2-norm from a SCALED_SQUARES state (0 for nothing).
 SCALED_ROOT = Epilogue("scaled_root", "a.m * sqrt(a.s)", lambda a, n: a["m"] * np.sqrt(a["s"]))
 
+
 def _magnitude(x):
     """kps::Magnitude's twin: |x|, ints and bool in float64 first (np.abs of an int8's -128 wraps)."""
     return np.abs(x.astype(np.float64) if x.dtype.kind in "biu" else x)
