@@ -155,11 +155,8 @@ def check_out(out, out_dtype, backend: str, x, shape, result) -> None:
     dtypes.check_dtype(out_dtype, "out")
     if tuple(out.shape) != shape:
         raise ValueError(f"out: expected shape {shape}, got {tuple(out.shape)}")
-    # NumPy's rule for an arg-reduction's out=: its dtype casts safely to int64 (bool, int8-int64,
-    # uint8-uint32), and the indices are then written into it as they cast (numpy.argmax's check
-    # runs that way round: a uint8 out takes indices modulo 256).
     if indexed:
-        if not np.can_cast(out_dtype, np.int64, casting="safe"):
+        if not takes_indices(out_dtype):
             raise TypeError(f"out: an index result needs an integer or bool array that casts safely to int64, "
                             f"got {out_dtype}")
         return
@@ -167,6 +164,13 @@ def check_out(out, out_dtype, backend: str, x, shape, result) -> None:
     # NumPy's own reductions cast into out= unsafely, float sums into int8 arrays too: refused here)
     if not np.can_cast(natural, out_dtype, casting="same_kind"):
         raise TypeError(f"out: cannot cast the result from {natural} to {out_dtype} under casting rule 'same_kind'")
+
+
+def takes_indices(out_dtype) -> bool:
+    """NumPy's rule for an arg-reduction's out=: its dtype casts safely to int64 (bool, int8-int64,
+    uint8-uint32), and the indices are then written into it as they cast (numpy.argmax's check runs
+    that way round: a uint8 out takes indices modulo 256)."""
+    return np.can_cast(out_dtype, np.int64, casting="safe")
 
 
 def check_ddof(ddof):

@@ -14,7 +14,7 @@ import numpy as np
 from kps import dtypes
 
 from . import dask_backend, gpu_backend, interop, numpy_backend
-from .call import Args, Reduction, check, check_descriptors, check_inputs, functors
+from .call import Args, Reduction, check, check_descriptors, check_inputs, functors, takes_indices
 from .gpu_backend import signature as _signature
 
 
@@ -59,7 +59,7 @@ def run_into_narrow_index(reduction: Reduction, table, x, axis, keepdims, dtype,
     first, since cast into `out` the marker would read as an index (-1 in int32, 255 in uint8).
     Other `out=` arrays take `run_looked`, whose checks name what is wrong with them."""
     narrow = _index_dtype(out)
-    if narrow is None or narrow == np.int64 or not np.can_cast(narrow, np.int64, casting="safe"):
+    if narrow is None or narrow == np.int64 or not takes_indices(narrow):
         return run_looked(reduction, table, x, axis, keepdims, dtype, out)
     wide = interop.empty_like(out, np.int64)
     reduction.look(checked(reduction, x, (axis, keepdims, dtype, wide), None, table))

@@ -339,8 +339,8 @@ def broadcast(xs, shape, key):
         # one element layout, each input's strides and address on its own itemsize (a complex128 at 8
         # bytes faults kps::complex<double>'s 16-byte loads): else all copied, so the layouts stay one
         # (`_run` copies a lone input off its grid; a copy of one of several would leave the others)
-        if (len(layouts) > 1 or any(s % v.itemsize for v in views for s in v.strides)
-                or any(v.data.ptr % v.itemsize for v in views)):
-            views = [_aligned_copy(v) if v.data.ptr % v.itemsize else cupy.ascontiguousarray(v) for v in views]
+        off = [bool(v.data.ptr % v.itemsize) for v in views]
+        if len(layouts) > 1 or any(s % v.itemsize for v in views for s in v.strides) or any(off):
+            views = [_aligned_copy(v) if o else cupy.ascontiguousarray(v) for v, o in zip(views, off)]
             key = None
     return tuple(views), key

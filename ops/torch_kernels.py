@@ -224,9 +224,10 @@ def centred_scaled(x, axes, mean, scale, shift=None, scale_by=1.0, shift_by=1.0)
             return None
         _launches.put(key, launch)
     w = _WIDE[x.dtype]
-    operands = [t if t is None or (t.dtype == w and t.is_contiguous()) else t.to(w).contiguous()
+    # (a lazy negative view's bit applied: the kernel reads memory)
+    operands = [None if t is None else interop.resolved(t if t.dtype == w and t.is_contiguous()
+                                                        else t.to(w).contiguous())
                 for t in (mean, scale, shift)]
-    operands = [t if t is None else interop.resolved(t) for t in operands]
     if any(t is not None and t.numel() != launch.results for t in operands):
         raise ValueError(f"centred_scaled: mean, scale and shift take one value a result ({launch.results})")
     y = torch.empty_like(x, memory_format=torch.contiguous_format)
