@@ -28,7 +28,7 @@ from .functors import (
     word_columns,
     word_functors,
 )
-from .statistics import LOG_OF_SUM, LOGSUMEXP, WELFORD, mean_and_variance, std, variance
+from .statistics import LOG_OF_SUM, LOGSUMEXP, WELFORD, WELFORD_FINITE_SHIFT, mean_and_variance, std, variance
 from .arg import ARGMAX, ARGMIN, INDEX
 from .extrema import MIN_AND_MAX, MINMAX, PEAK_TO_PEAK
 from . import nan, norms, precise
@@ -37,6 +37,6 @@ __all__ = [
     "ABS", "ADD", "EPILOGUES", "IDENTITY", "LOGICAL_AND", "LOGICAL_OR", "MAX", "MEAN", "MIN", "MUL",
     "NONE", "REDUCE_OPS", "SQUARE", "TRANSFORMS", "SUPPORTED", "CompileError", "Epilogue", "Functors",
     "ReduceOp", "TransformOp", "check_dtype", "compile_program", "packs_words", "resolve", "word_columns", "word_functors",
-    "STATE_FIELD_TYPES", "LOG_OF_SUM", "LOGSUMEXP", "WELFORD", "mean_and_variance", "std", "variance", "ARGMAX", "ARGMIN", "INDEX",
+    "STATE_FIELD_TYPES", "LOG_OF_SUM", "LOGSUMEXP", "WELFORD", "WELFORD_FINITE_SHIFT", "mean_and_variance", "std", "variance", "ARGMAX", "ARGMIN", "INDEX",
     "NONZERO", "MIN_AND_MAX", "MINMAX", "PEAK_TO_PEAK", "nan", "norms", "precise",
 ]

@@ -12,6 +12,7 @@ the output. Nothing here is special to the kernels: they see structs with Identi
 """
 from __future__ import annotations
 
+import dataclasses
 from functools import lru_cache
 
 import numpy as np
@@ -65,6 +66,16 @@ def _welford_lift(x):
     return {"n": np.ones(x.shape, real), "shift": x, "s1": np.full_like(x, -0.0), "s2": np.full(x.shape, -0.0, real)}
 
 
+def _finite_shift_lift(x):
+    """`WELFORD_FINITE_SHIFT`'s lift: `_welford_lift` where x is finite, else shift 0 and x in the sums."""
+    lifted = _welford_lift(x)
+    with np.errstate(invalid="ignore"):
+        finite = _nan_of(x) == 0
+    s1 = np.where(finite, lifted["s1"], x)
+    return dict(lifted, shift=np.where(finite, x, 0).astype(x.dtype), s1=s1,
+                s2=np.where(finite, lifted["s2"], np.square(np.abs(s1))).astype(lifted["s2"].dtype))
+
+
 # b's sums move to a's shift by d = b.shift - a.shift: sum(x - a.shift) = b.s1 + b.n d and
 # sum(|x - a.shift|^2) = b.s2 + Re(conj(d) (2 b.s1 + b.n d)) (d (2 b.s1 + b.n d) for reals: RealDot).
 # Where either side is empty nothing moves (d = 0, not inf - inf for an infinite shift), so the
@@ -86,6 +97,20 @@ WELFORD = ReduceOp(
     fold=("const value_t d = x - a.shift; acc_t r; r.n = a.n + real_t(1); r.shift = a.shift;"
           " r.s1 = a.s1 + d; r.s2 = a.s2 + kps::RealDot(d, d); return r;"),
 )
+
+# WELFORD's mean, shift + s1 / n, is NaN where the shift is infinite: x - inf leaves s1 -inf (or NaN)
+# for [inf, 1], whose mean is inf, as for [inf, -inf], whose mean is NaN, so no epilogue can tell
+# them apart. This twin lifts a non-finite element to a shift of 0 with the element in its sums
+# (the shift a state's later elements move by is then finite), and a finite one as WELFORD does, so
+# finite data give WELFORD's results bit for bit. Its lift costs about an instruction an element
+# (SASS: docs/tuning.md, session 35). The variance needs no finite shift (NumPy's answer for data
+# holding an infinity is NaN either way: NanOf(shift) and NanOf(s1) in M2), so only the mean and
+# variance together (reduce_mean_var) take it.
+WELFORD_FINITE_SHIFT = dataclasses.replace(
+    WELFORD, name="welford_finite_shift", numpy_lift=_finite_shift_lift,
+    lift=("acc_t r; r.n = real_t(1); const bool finite = kps::NanOf(x) == real_t(0);"
+          " r.shift = finite ? x : value_t(0); r.s1 = finite ? value_t(-0.0) : x;"
+          " r.s2 = finite ? real_t(-0.0) : kps::Norm(x); return r;"))
 
 
 def _logsumexp_combine(a, b):
@@ -159,11 +184,18 @@ def clamps_dof(epilogue: Epilogue) -> bool:
 # M2, the sum of squared deviations from the mean, from the shifted sums: s2 - |s1|^2 / n, at most a
 # rounding below zero (clamped; NaN stays NaN). Adding NanOf(shift) (shift - shift: 0, or NaN for an
 # infinite or NaN shift, in either part of a complex one, whose sums may be 0: a slice of one inf)
-# gives NumPy's NaN there, and +0.0 for -0.0. The mean is shift + s1 / n. Both are NaN for n = 0.
+# gives NumPy's NaN there, and +0.0 for -0.0. Where s2 is not finite, the data hold an infinity or a
+# NaN, which leaves the shift or s1 not finite too (a merge moves a shift into s1): NaN, as NumPy's;
+# or finite data's squares overflowed (var([1e300, -1, 1])), whatever the order of the merges
+# (s2 is inf, or the inf - inf of a merge's cross term): +inf, NumPy's answer, where the formula
+# would give NaN. Finite data whose range itself overflows (x - shift is inf) give NaN (NumPy inf).
+# The mean is shift + s1 / n. Both are NaN for n = 0.
 def _m2(s1_over_n: str) -> str:
     """M2 with `s1_over_n` the CUDA expression of s1 / n."""
     raw = f"((a.s2 - kps::RealDot(a.s1, {s1_over_n})) + kps::NanOf(a.shift))"
-    return f"({raw} < 0 ? static_cast<decltype(a.s2)>(0) : {raw})"
+    overflowed = "(kps::Infinity<decltype(a.s2)>() + (kps::NanOf(a.shift) + kps::NanOf(a.s1)))"
+    m2 = f"(kps::NanOf(a.s2) == static_cast<decltype(a.s2)>(0) ? {raw} : {overflowed})"
+    return f"({m2} < 0 ? static_cast<decltype(a.s2)>(0) : {m2})"
 
 
 #: M2 of a state that counts its own elements (`a.n`: the NaN-skipping states of kps/nan.py).
@@ -180,7 +212,9 @@ def m2_for(ddof, count: str = "a.n", m2: str = M2) -> str:
 def _numpy_m2(a):
     """M2 as the kernels compute it; 0 for an empty state (see `m2_for`: the same quotients)."""
     with np.errstate(all="ignore"):
-        m2 = (a["s2"] - _real_dot(a["s1"], a["s1"] / a["n"])) + _nan_of(a["shift"])
+        raw = (a["s2"] - _real_dot(a["s1"], a["s1"] / a["n"])) + _nan_of(a["shift"])
+        overflowed = np.inf + (_nan_of(a["shift"]) + _nan_of(a["s1"]))
+        m2 = np.where(np.isfinite(a["s2"]), raw, overflowed).astype(raw.dtype)
     return np.where(a["n"] > 0, np.where(m2 < 0, 0, m2), 0).astype(m2.dtype)
 
 

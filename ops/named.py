@@ -127,7 +127,7 @@ ARGMAX = Named("reduce_argmax", "arg", kps.ARGMAX, kps.INDEX, numpy="numpy.argma
 ARGMIN = Named("reduce_argmin", "arg", kps.ARGMIN, kps.INDEX, numpy="numpy.argmin", torch="argmin",
                doc="Index of the smallest element over the given axes (numpy.argmin)." + ARG_DOC)
 MEAN_VAR = Named(
-    "reduce_mean_var", "own", statistics.WELFORD, lambda ddof, x: statistics.mean_and_variance(ddof),
+    "reduce_mean_var", "own", statistics.WELFORD_FINITE_SHIFT, lambda ddof, x: statistics.mean_and_variance(ddof),
     numpy="(numpy.mean, numpy.var)", torch="var_mean", grad="mean_var", own_torch_args=(DTYPE, DDOF),
     outputs=2)
 VAR = Named("reduce_var", "ddof", statistics.WELFORD, lambda ddof, x: statistics.variance(ddof),

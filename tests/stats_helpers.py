@@ -87,3 +87,66 @@ def outliers() -> np.ndarray:
     x = np.random.default_rng(5).standard_normal((64, 4096)) + 1e8
     x[:, ::37] += 1e4
     return x
+
+
+#: What `sprinkled` puts among the data, for float64 / complex128: 1e200's square overflows, while
+#: n times the data's range stays finite (beyond that a state's s1 overflows too: kps/statistics.py).
+SPECIALS = (np.inf, -np.inf, np.nan, 1e200, -1e200)
+
+
+def sprinkled(shape, dtype, axis, rng, specials=SPECIALS) -> np.ndarray:
+    """Standard normal data with about 1.5 values of `specials` an output over `axis` (a random
+    kind each, at random places, in a random part of a complex number): outputs with none, one or
+    several, of one kind or mixed, each of them first in a state's chain somewhere and later in
+    another. NumPy: a variance is NaN where an infinity or a NaN is among the values, inf where the
+    squares of finite ones overflow; a mean is inf where only +inf is."""
+    dtype = np.dtype(dtype)
+    x = rng.standard_normal(shape)
+    if dtype.kind == "c":
+        x = x + 1j * rng.standard_normal(shape)
+    x = x.astype(dtype)
+    reduced = range(len(shape)) if axis is None else np.atleast_1d(axis) % max(1, len(shape))
+    outputs = int(np.prod([n for i, n in enumerate(shape) if i not in reduced]))
+    count = max(1, int(1.5 * outputs))
+    places = rng.integers(0, x.size, count)
+    values = np.asarray(specials)[rng.integers(0, len(specials), count)]
+    flat = x.reshape(-1)  # a view: x is contiguous
+    if dtype.kind != "c":
+        flat[places] = values
+        return x
+    imaginary = rng.random(count) < 0.5
+    flat.real[places[~imaginary]] = values[~imaginary]
+    flat.imag[places[imaginary]] = values[imaginary]
+    return x
+
+
+#: Ours and NumPy's, for `check_sprinkled`.
+SPRINKLED_OPS = {
+    "var": (ops.reduce_var, np.var),
+    "std": (ops.reduce_std, np.std),
+    "nanvar": (ops.reduce_nanvar, np.nanvar),
+    "nanstd": (ops.reduce_nanstd, np.nanstd),
+    "mean_var's mean": (lambda x, **kw: ops.reduce_mean_var(x, **kw)[0], np.mean),
+    "mean_var's var": (lambda x, **kw: ops.reduce_mean_var(x, **kw)[1], np.var),
+}
+
+
+def check_sprinkled(x: np.ndarray, axis, device=np.asarray, host=np.asarray):
+    """Each of SPRINKLED_OPS over `axis` of `sprinkled` data, ours on `device(x)`, as NumPy's on x:
+    NaN and infinities where NumPy's are, the finite results within a float64 state's forward
+    error: of the data's spread (1) for a variance, of the mean magnitude for a mean (the sum's
+    bound: 1e200 and -1e200 that cancel leave an error of about eps * 1e200)."""
+    xd = device(x)
+    n = x.size if axis is None else int(np.prod([x.shape[a] for a in np.atleast_1d(axis)]))
+    rtol = 1e-12 + 4 * n * float(np.finfo(np.float64).eps)
+    magnitude = np.mean(np.where(np.isfinite(x), np.abs(x), 0), axis=axis)
+    for name, (ours, numpys) in SPRINKLED_OPS.items():
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            got, expect = np.asarray(host(ours(xd, axis=axis))), np.asarray(numpys(x, axis=axis))
+            scale = np.abs(expect) + (magnitude if "mean" in name else 1)
+            close = np.isfinite(expect) & (np.abs(got - expect) <= rtol * scale)
+        assert got.shape == expect.shape and got.dtype == expect.dtype, (name, got.dtype, expect.dtype)
+        same = (got == expect) | (np.isnan(got) & np.isnan(expect))
+        bad = ~(same | close)
+        assert not bad.any(), f"{name}: {bad.sum()} of {bad.size} off: got {got[bad][:4]}, expected {expect[bad][:4]}"

@@ -12,7 +12,7 @@ from helpers import OPS, check as check_op, data
 import kps
 import ops
 from kernels import dispatch, policy
-from stats_helpers import STATS, check, check_mean_var, outliers
+from stats_helpers import STATS, check, check_mean_var, check_sprinkled, outliers, sprinkled
 
 cp = pytest.importorskip("cupy")
 pytestmark = pytest.mark.gpu
@@ -196,6 +196,16 @@ def test_mean_and_variance_from_one_call(dtype, shape, axes):
     check_mean_var((cp.asnumpy(mean), cp.asnumpy(var)), x, axes, ddof=1)
     kept = ops.reduce_mean_var(xd, axis=axes, keepdims=True)
     check_mean_var(tuple(cp.asnumpy(g) for g in kept), x, axes, keepdims=True)
+
+
+@pytest.mark.parametrize("shape,axes", PATH_SHAPES + SHORT_ROW_SHAPES[:2], ids=str)
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_infinities_nans_and_overflowing_squares_on_every_path(dtype, shape, axes):
+    """var, std, nanvar, nanstd and mean_var where infinities, NaN and values whose squares overflow
+    lie at random places (the first of a register tile, a fold, a merge of threads, warps, blocks
+    or splits): NaN, inf and values where NumPy's are (kps/statistics.py, M2 and the finite shift)."""
+    x = sprinkled(shape, dtype, axes, np.random.default_rng([len(dtype), *shape]))
+    check_sprinkled(x, axes, device=cp.asarray, host=cp.asnumpy)
 
 
 @pytest.mark.parametrize("shape", SUBSET_SHAPES, ids=str)

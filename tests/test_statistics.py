@@ -10,7 +10,7 @@ import pytest
 import kps
 import ops
 from helpers import DTYPES, data
-from stats_helpers import STATS, check, check_mean_var, outliers
+from stats_helpers import STATS, check, check_mean_var, check_sprinkled, outliers, sprinkled
 
 AXES = [None, 0, 1, 2, (0, 2), (1, 2), ()]
 
@@ -74,6 +74,21 @@ def test_one_element_and_infinite_shifts_follow_numpy():
             assert np.array_equal(got, expect, equal_nan=True) and not np.signbit(got[~np.isnan(got)]).any(), (row, got)
         mean, var = ops.reduce_mean_var(np.array([np.inf]))
         assert mean == np.inf and np.isnan(var)
+
+
+@pytest.mark.parametrize("shape,axis", [((64, 300), 1), ((300, 64), 0), ((5000,), None), ((30, 7, 40), (0, 2)),
+                                        ((30, 7, 40), 1), ((2000, 3), 1), ((3, 2000), 0)], ids=str)
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_infinities_nans_and_overflowing_squares_follow_numpy(dtype, shape, axis):
+    """var, std, nanvar, nanstd and mean_var over data with infinities, NaN and values whose squares
+    overflow at random places (a state's shift among them): NaN, inf and values where NumPy's are."""
+    rng = np.random.default_rng([len(dtype), *shape])
+    for _ in range(3):
+        check_sprinkled(sprinkled(shape, dtype, axis, rng), axis)
+    small = np.array([1e30, -1.0, 1.0], dtype=np.float32)  # a float32 state's squares overflow at 1e30
+    for fn, numpys in ((ops.reduce_var, np.var), (ops.reduce_std, np.std), (ops.reduce_nanvar, np.nanvar)):
+        with np.errstate(over="ignore"):
+            assert fn(small, dtype=np.float32) == numpys(small, dtype=np.float32) == np.inf
 
 
 def test_edges_follow_numpy_and_scipy():

@@ -128,6 +128,14 @@ __device__ __forceinline__ T NanOf(T x) { return x - x; }
 template <typename T>
 __device__ __forceinline__ T NanOf(complex<T> z) { return (z.re - z.re) + (z.im - z.im); }
 
+// +inf of a float type (Welford's M2 where the squares of finite data overflow, kps/statistics.py).
+template <typename T>
+__device__ __forceinline__ T Infinity();
+template <>
+__device__ __forceinline__ float Infinity<float>() { return __int_as_float(0x7f800000); }
+template <>
+__device__ __forceinline__ double Infinity<double>() { return __longlong_as_double(0x7ff0000000000000LL); }
+
 // numpy.fmax / fmin of complex numbers: a NaN (in either part) loses to any number; otherwise the
 // lexicographic order (NumPy: CGE(a, b) || isnan(b) ? a : b).
 template <typename T>
