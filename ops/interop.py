@@ -237,7 +237,9 @@ def _adapt_torch_cuda(x, out) -> Adapted:
 
 
 #: The named reductions' torch twins: a torch tensor in gets the dtype its twin gives (a uint8 sum
-#: is int64, a logsumexp of ints float32) or the twin's refusal (the mean of ints).
+#: is int64, a logsumexp of ints float32) or the twin's refusal (the mean of ints). A pair's twin
+#: gives its results in the op's order: var_mean's (mean, var), whose mean's dtype is the one asked
+#: for (of complex numbers: complex; the variance is its real part).
 TORCH_TWINS = {
     "sum": lambda torch, t: torch.sum(t, dim=0),
     "mean": lambda torch, t: torch.mean(t, dim=0),
@@ -248,21 +250,21 @@ TORCH_TWINS = {
     "any": lambda torch, t: torch.any(t, dim=0),
     "var": lambda torch, t: torch.var(t, dim=0),
     "std": lambda torch, t: torch.std(t, dim=0),
-    "var_mean": lambda torch, t: torch.var_mean(t, dim=0)[0],
+    "var_mean": lambda torch, t: torch.var_mean(t, dim=0)[::-1],
     "logsumexp": lambda torch, t: torch.logsumexp(t, dim=0),
     "argmax": lambda torch, t: torch.argmax(t, dim=0),
     "argmin": lambda torch, t: torch.argmin(t, dim=0),
     "nansum": lambda torch, t: torch.nansum(t, dim=0),
     "nanmean": lambda torch, t: torch.nanmean(t, dim=0),
     "vector_norm": lambda torch, t: torch.linalg.vector_norm(t, dim=0),
-    "aminmax": lambda torch, t: torch.aminmax(t, dim=0)[0],
+    "aminmax": lambda torch, t: tuple(torch.aminmax(t, dim=0)),
 }
 
 
 @functools.lru_cache(maxsize=None)  # keyed by a twin and a torch dtype: a few hundred at most
 def torch_result_dtype(twin: str, t_dtype) -> np.dtype:
-    """The dtype torch's `twin` gives for a tensor of `t_dtype` (as the kernels see it), learnt by
-    running it on a 2 x 3 CPU tensor of ones. Where torch's CPU kernel lacks the dtype (uint16's
+    """The dtype torch's `twin` gives for a tensor of `t_dtype` (as the kernels see it; a pair's
+    twin: its first result's), learnt by running it on a 2 x 3 CPU tensor of ones. Where torch's CPU kernel lacks the dtype (uint16's
     sum: "not implemented for 'UInt16'"; complex nansum and nanmean: "nansum on CPU does not support
     complex inputs", `_NO_CPU_KERNEL`) its shape-and-dtype rule on the meta device answers; any other
     refusal is torch's dtype rule (the mean of ints): a TypeError naming x, in torch's words."""
@@ -275,12 +277,13 @@ def torch_result_dtype(twin: str, t_dtype) -> np.dtype:
         if not any(words in str(e) for words in _NO_CPU_KERNEL):
             raise TypeError(f"x: {e} (a torch tensor follows torch's dtype rules)") from None
         result = fn(torch, torch.empty((2, 3), dtype=t_dtype, device="meta"))
-    return _numpy_dtype(result.dtype)[1]
+    return _numpy_dtype((result[0] if isinstance(result, tuple) else result).dtype)[1]
 
 
 #: How torch says its CPU kernel lacks a dtype, as opposed to a dtype rule's refusal (the meta
-#: device, which runs only the rules, is more lenient than those: it takes argmax of bool).
-_NO_CPU_KERNEL = ("not implemented for", "on CPU does not support")
+#: device, which runs only the rules, is more lenient than those: it takes argmax of bool, and of
+#: complex numbers, whose CPU kernel "does not support complex input": NumPy's order then, as max's).
+_NO_CPU_KERNEL = ("not implemented for", "on CPU does not support", "does not support complex input")
 
 
 def torch_module():

@@ -23,6 +23,7 @@ import math
 
 import numpy as np
 import torch
+from torch._subclasses.fake_tensor import unset_fake_temporarily
 
 from kernels import config
 
@@ -68,22 +69,29 @@ def _eager(entry: named.Named):
     return (own.function if entry.kind == "own" else build.function)(entry)
 
 
-@functools.lru_cache(maxsize=None)  # keyed by an op and a torch dtype: a few hundred at most
-def _numpy_rule(name: str, t_dtype) -> tuple:
-    """The result dtypes an op without a torch twin gives a tensor of `t_dtype`: NumPy's rule, as its
-    eager function answers it for a 2 x 3 NumPy array of ones (no torch tensor: the fake runs this
-    under torch's fake mode)."""
-    result = _EAGER[name](np.ones((2, 3), dtype=interop.kernel_dtype(t_dtype)), axis=0)
+@functools.lru_cache(maxsize=None)  # keyed by an op, a torch dtype and a dtype=: a few hundred at most
+def _numpy_rule(name: str, t_dtype, requested=None) -> tuple:
+    """The result dtypes NumPy's rule gives a tensor of `t_dtype` with `dtype=requested` (a NumPy
+    dtype or None), as the op's eager function answers it for a 2 x 3 NumPy array of ones (no torch
+    tensor: the fake runs this under torch's fake mode)."""
+    kwargs = {} if requested is None else {"dtype": requested}
+    result = _EAGER[name](np.ones((2, 3), dtype=interop.kernel_dtype(t_dtype)), axis=0, **kwargs)
     return tuple(interop.torch_dtype(np.asarray(r).dtype) for r in (result if isinstance(result, tuple) else (result,)))
 
 
 def _result_dtypes(entry: named.Named, x, dtype) -> tuple:
+    """The results' dtypes as the eager call gets them (ops/dispatch.py): NumPy's rule with the
+    `dtype=` given, or without one, with the torch twin's dtype where it differs from NumPy's (a
+    uint8 sum is int64; the mean and variance of complex numbers a complex mean and a real
+    variance, whatever the `dtype=`). The twin's refusals are the eager call's (argmax of bool)."""
     if dtype is not None:
-        return (dtype,) * entry.outputs
+        return _numpy_rule(entry.name, x.dtype, interop.kernel_dtype(dtype))
+    natural = _numpy_rule(entry.name, x.dtype)
     if entry.torch is None:
-        return _numpy_rule(entry.name, x.dtype)
-    twin = interop.TORCH_TWINS[entry.torch](torch, torch.empty((2, 3), dtype=x.dtype, device="meta"))
-    return (twin.dtype,) * entry.outputs
+        return natural
+    with unset_fake_temporarily():  # the twin runs on a real CPU tensor, as for the eager call
+        want = interop.torch_result_dtype(entry.torch, x.dtype)
+    return natural if interop.torch_dtype(want) == natural[0] else _numpy_rule(entry.name, x.dtype, want)
 
 
 def _own_storage(result, x):

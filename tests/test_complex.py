@@ -103,6 +103,24 @@ def test_torch_complex_tensors_in_and_out():
     torch.testing.assert_close(ops.reduce_norm(t, axis=1), torch.linalg.vector_norm(t, dim=1))
 
 
+@pytest.mark.parametrize("name", list(COMPLEX_OPS))
+def test_every_op_on_torch_complex_tensors_as_on_numpy_arrays(name):
+    """Each op on a complex torch tensor gives what it gives the NumPy array (the values, and the
+    dtype in torch's name): a complex mean with a real variance (torch.var_mean's pair), the data's
+    imaginary parts kept."""
+    torch = pytest.importorskip("torch")
+    x = complex_data((9, 14), np.dtype(np.complex64), name, np.random.default_rng(9))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mine, theirs = COMPLEX_OPS[name][0](torch.from_numpy(x), 1), COMPLEX_OPS[name][0](x, 1)
+    for got, expect in zip(*((r if isinstance(r, tuple) else (r,)) for r in (mine, theirs))):
+        assert isinstance(got, torch.Tensor) and got.numpy().dtype == expect.dtype, (got.dtype, expect.dtype)
+        np.testing.assert_array_equal(got.numpy(), expect)
+    if name == "mean_var":
+        var, mean = torch.var_mean(torch.from_numpy(x), dim=1, correction=0)
+        torch.testing.assert_close(mine, (mean, var))
+
+
 def test_torch_views_with_a_lazy_conjugate_or_negative_bit():
     """torch's z.conj() and its .imag only mark the view (the memory holds z): they are read with the
     bit applied, and as `out=` refused by name (tests/test_gpu_complex.py: CUDA tensors)."""

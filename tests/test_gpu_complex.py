@@ -153,6 +153,10 @@ def test_torch_cuda_complex_tensors():
     var = ops.reduce_var(t, axis=0)
     assert var.dtype == torch.float64 and var.is_cuda
     torch.testing.assert_close(var, t.var(dim=0, correction=0))
+    for z in (t, t.to(torch.complex64)):  # a complex mean and a real variance: torch.var_mean's pair
+        var, mean = torch.var_mean(z, dim=1, correction=0)
+        torch.testing.assert_close(ops.reduce_mean_var(z, axis=1), (mean, var))
+        assert ops.reduce_argmax(z, axis=0).tolist() == np.argmax(z.cpu().numpy(), axis=0).tolist()
 
 
 def test_torch_cuda_views_with_a_lazy_conjugate_or_negative_bit():

@@ -98,6 +98,34 @@ def test_eager_calls_that_autograd_records_run_as_an_autograd_function():
     assert type(ops.reduce_var(x, axis=1).grad_fn).__name__ == "reduce_var_functionBackward"
 
 
+def _dtypes_or_error(fn):
+    try:
+        result = fn()
+    except (TypeError, ValueError) as e:
+        return type(e).__name__
+    return tuple(r.dtype for r in result) if isinstance(result, tuple) else result.dtype
+
+
+@pytest.mark.parametrize("entry", [e for e in named.TABLE if named.has_torch_op(e)], ids=lambda e: e.name)
+def test_the_fakes_dtypes_are_the_eager_calls(entry):
+    """Every custom op on a tensor of every kind of dtype, with and without `dtype=`: the fake gives
+    the results' dtypes the real call gives, or the same refusal (var of complex numbers with
+    dtype=complex128 is real; the mean and variance of complex numbers a complex mean, a real
+    variance)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    op, args = getattr(torch.ops.kps, entry.name), named.torch_args(entry)
+    requests = (None, torch.complex128, torch.float64) if any(name == "dtype" for _, name, _ in args) else (None,)
+    for t_dtype in (torch.complex128, torch.complex64, torch.float32, torch.float16, torch.uint8, torch.bool):
+        x = (torch.randn(3, 4, dtype=torch.float64) * 3).to(t_dtype)
+        for requested in requests:
+            rest = [requested if name == "dtype" else default for _, name, default in args]
+            real = _dtypes_or_error(lambda: op(x, [1], False, *rest))
+            with FakeTensorMode() as mode:
+                fake = _dtypes_or_error(lambda: op(mode.from_tensor(x), [1], False, *rest))
+            assert fake == real, (t_dtype, requested, fake, real)
+
+
 def test_tensors_without_memory_and_traced_calls_take_the_custom_op():
     """A meta tensor, FakeTensorMode and make_fx see the custom op (its fake implementation), not
     the eager function: make_fx records `kps.reduce_var`, not the eager call's own ops."""
