@@ -106,6 +106,7 @@ def _dtypes_or_error(fn):
     return tuple(r.dtype for r in result) if isinstance(result, tuple) else result.dtype
 
 
+@pytest.mark.filterwarnings("ignore")  # (complex data with dtype=float64: NumPy's ComplexWarning, and the like)
 @pytest.mark.parametrize("entry", [e for e in named.TABLE if named.has_torch_op(e)], ids=lambda e: e.name)
 def test_the_fakes_dtypes_are_the_eager_calls(entry):
     """Every custom op on a tensor of every kind of dtype, with and without `dtype=`: the fake gives
