@@ -194,7 +194,7 @@ def _m2(s1_over_n: str) -> str:
     """M2 with `s1_over_n` the CUDA expression of s1 / n."""
     raw = f"((a.s2 - kps::RealDot(a.s1, {s1_over_n})) + kps::NanOf(a.shift))"
     overflowed = "(kps::Infinity<decltype(a.s2)>() + (kps::NanOf(a.shift) + kps::NanOf(a.s1)))"
-    m2 = f"(kps::NanOf(a.s2) == static_cast<decltype(a.s2)>(0) ? {raw} : {overflowed})"
+    m2 = f"(isfinite(a.s2) ? {raw} : {overflowed})"
     return f"({m2} < 0 ? static_cast<decltype(a.s2)>(0) : {m2})"
 
 
