@@ -82,6 +82,7 @@ def checked(reduction: Reduction, x, args: Args, sig, table=None):
     where None in `gpu_backend.table(reduction.key)`."""
     if isinstance(x, np.generic):
         x = np.asarray(x)
+    args = args[:2] + (interop.requested_dtype(args[2]),) + args[3:]
     if isinstance(x, np.ndarray):
         return numpy_backend.run(check(reduction, args, "cpu", x, x.dtype), x)
     if gpu_backend.is_cupy(x):
@@ -96,7 +97,9 @@ def _adapted(reduction: Reduction, x, args: Args, sig, table):
     """Torch tensors and other producers: read in place by a backend, answered in kind (ops/interop.py)."""
     axis, keepdims, dtype, out = args
     adapted = interop.adapt(x, out)
-    if reduction.twin is not None and dtype is None and interop.is_torch(x):
+    # torch's dtype rule applies without out=; with one, the result takes out's dtype as torch's
+    # (and NumPy's) reductions do: a uint8 sum into a uint8 tensor, all of uint8 into a bool one
+    if reduction.twin is not None and dtype is None and out is None and interop.is_torch(x):
         dtype = _torch_rule(reduction, x, adapted.in_dtype)
     with adapted.context():
         call = check(reduction, (axis, keepdims, dtype, adapted.out), adapted.backend, adapted.x, adapted.in_dtype,
@@ -131,6 +134,7 @@ def run_inputs(reduction: Reduction, xs: tuple, args: Args):
         raise TypeError("x: expected a tuple of NumPy arrays or of CuPy arrays (one kind), got "
                         + ", ".join(type(a).__name__ for a in xs))
     in_dtypes = tuple(dtypes.check_dtype(a.dtype, f"x[{k}]") for k, a in enumerate(xs))
+    args = args[:2] + (interop.requested_dtype(args[2]),) + args[3:]
     try:
         shape = np.broadcast_shapes(*(a.shape for a in xs))
     except ValueError:

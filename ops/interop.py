@@ -103,6 +103,17 @@ def _numpy_dtype(t_dtype):
         raise TypeError(f"x: unsupported dtype {t_dtype}") from None
 
 
+def requested_dtype(dtype):
+    """`dtype=` as the checks take it: a torch dtype (torch.float64, as torch's own reductions take)
+    as the NumPy dtype the kernels see, anything else as given (ops/call.py names what is wrong)."""
+    if type(dtype).__module__ != "torch" or type(dtype).__name__ != "dtype":
+        return dtype
+    try:
+        return kernel_dtype(dtype)
+    except TypeError:
+        raise TypeError(f"dtype: unsupported dtype {dtype}") from None
+
+
 def kernel_dtype(t_dtype) -> np.dtype:
     """The dtype the kernels see for a torch dtype (bfloat16 itself, not its uint16 storage)."""
     return _numpy_dtype(t_dtype)[1]

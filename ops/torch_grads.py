@@ -117,24 +117,38 @@ def _minmax(r: Reduced, g_min, g_max):
 
 
 def _ptp(r: Reduced, g):
-    """max - min: torch's amax and amin (recomputed: the custom op returns only the range)."""
+    """max - min: the extremes recomputed (the custom op returns only the range), shared as torch's
+    amax and amin share them."""
     if not r.axes:
         return torch.zeros_like(r.x)
-    high, low = torch.amax(r.x, dim=r.axes, keepdim=True), torch.amin(r.x, dim=r.axes, keepdim=True)
     g, kept = r.keep(g), Reduced(r.x, (), r.axes, True, r.shape, r.args, r.n)
-    return share(kept, g, high) - share(kept, g, low)
+    return share(kept, g, _extreme_of(r, largest=True)) - share(kept, g, _extreme_of(r, largest=False))
+
+
+def _extreme_of(r: Reduced, largest: bool):
+    """x's max (min) over the reduced axes, kept: torch's amax (amin), or of complex numbers NumPy's
+    order (the real parts first, then the imaginary; a slice holding a NaN gives NaN), which torch's
+    amax lacks."""
+    pick = torch.amax if largest else torch.amin
+    if not r.x.is_complex():
+        return pick(r.x, dim=r.axes, keepdim=True)
+    real = pick(r.x.real, dim=r.axes, keepdim=True)
+    tied = torch.where(r.x.real == real, r.x.imag, -math.inf if largest else math.inf)
+    value = torch.complex(real, pick(tied, dim=r.axes, keepdim=True))
+    return torch.where(r.total(torch.isnan(r.x)) > 0, complex(math.nan, math.nan), value)
 
 
 def _prod(r: Reduced, g):
     """torch's prod gradient, zeros included: with no zero in a slice the product of the others,
-    with one zero the product of the others at the zero and 0 elsewhere, with two or more 0."""
+    with one zero the product of the others at the zero and 0 elsewhere, with two or more 0 (of
+    complex numbers their conjugate, torch's convention for a holomorphic function)."""
     x = r.x
     zero = x == 0
     zeros = r.total(zero)
     safe = torch.where(zero, 1, x)
     others = r.product(safe)  # the product of the nonzeros
     grad = torch.where(zero, torch.where(zeros == 1, others, 0), torch.where(zeros == 0, others / safe, 0))
-    return r.keep(g) * grad
+    return r.keep(g) * grad.conj()
 
 
 def _logsumexp(r: Reduced, g):
@@ -193,9 +207,10 @@ def _nansum(r: Reduced, g):
 
 
 def _numbers(r: Reduced):
-    """Where x is a number (not NaN), and how many a slice holds."""
+    """Where x is a number (not NaN), and how many a slice holds (in x's real dtype: a count of
+    complex numbers is real)."""
     number = ~torch.isnan(r.x)
-    return number, r.total(number.to(r.x.dtype))
+    return number, r.total(number.to(r.x.real.dtype if r.x.is_complex() else r.x.dtype))
 
 
 def _nanmean(r: Reduced, g):
@@ -230,10 +245,13 @@ def _norm(r: Reduced, g):
         return torch.sgn(x) * g
     if p == 2:
         return g * (x / norm).masked_fill(norm == 0, 0)
-    if math.isinf(p):
-        magnitude = x.abs()
-        chosen = (magnitude == norm) | torch.isnan(magnitude)
-        return torch.sgn(x) * (chosen * (g / r.total(chosen))) if r.axes else torch.sgn(x) * g
+    if math.isinf(p):  # the largest (smallest) magnitude as torch's abs gives it: a complex one's
+        magnitude = x.abs()  # may differ from the norm's by an ulp
+        if not r.axes:
+            return torch.sgn(x) * g
+        extreme = (torch.amax if p > 0 else torch.amin)(magnitude, dim=r.axes, keepdim=True)
+        chosen = (magnitude == extreme) | torch.isnan(magnitude)
+        return torch.sgn(x) * (chosen * (g / r.total(chosen)))
     if p < 1:
         return torch.sgn(x) * x.abs().pow(p - 1).masked_fill(x == 0, 0) * (g * norm.pow(1 - p))
     scale = (g / norm.pow(p - 1)).masked_fill(norm == 0, 0)

@@ -17,8 +17,8 @@ if not torch.cuda.is_available():
 
 from test_torch_ops import Stats  # noqa: E402
 from test_torch_grads import (  # noqa: E402
-    _id, cases, check_compiled_training_step, check_gradcheck, check_no_silent_detach, check_torchs_gradient, fresh,
-    public_ops)
+    COMPLEX_OPS, _id, cases, check_compiled_training_step, check_complex_gradcheck, check_gradcheck,
+    check_no_silent_detach, check_torchs_gradient, fresh, public_ops)
 from test_torch_rules import DTYPES, PAIRS, _tensor  # noqa: E402
 
 #: The CPU cases over every axis and ddof, every ord, results dropped: a GPU kernel each.
@@ -74,6 +74,11 @@ def test_cuda_tensors_get_torchs_result_dtype(name, dtype):
 @pytest.mark.parametrize("case", GPU_CASES, ids=_id)
 def test_every_gradient_on_cuda_passes_gradcheck(case):
     check_gradcheck(case, device="cuda")
+
+
+@pytest.mark.parametrize("name", COMPLEX_OPS)
+def test_every_complex_gradient_on_cuda_passes_gradcheck(name):
+    check_complex_gradcheck(name, device="cuda")
 
 
 @pytest.mark.parametrize("case", GPU_CASES, ids=_id)

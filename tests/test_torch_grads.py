@@ -216,6 +216,59 @@ def test_a_slice_of_nan_gets_zero_gradient():
         assert (grad[0] == 0).all() and torch.isfinite(grad[1]).all(), name
 
 
+#: The differentiable ops NumPy defines for complex numbers (logsumexp it does not).
+COMPLEX_OPS = sorted(set(THEIRS) - {"reduce_logsumexp"})
+
+
+def fresh_complex(shape, dtype=torch.complex128, device="cpu", seed=0):
+    """Random complex data away from zero, without ties in either part."""
+    parts = fresh(shape, seed=seed).detach(), fresh(shape, seed=seed + 1).detach()
+    return torch.complex(*parts).to(dtype=dtype, device=device).requires_grad_()
+
+
+def check_complex_gradcheck(name, device="cpu"):
+    """torch's convention for complex inputs (the conjugate Wirtinger derivative: prod's gradient is
+    the conjugate of the product of the others), checked against finite differences."""
+    x = fresh_complex((3, 4), device=device, seed=zlib.crc32(name.encode()) % 1000)
+    extras = ([{"ddof": 0}, {"ddof": 1}] if name in DDOF_OPS else
+              [{"ord": p} for p in (2, 1, math.inf, 3, 0.5)] if name == "reduce_norm" else [{}])
+    for axis in (1, 0, None):
+        for extra in extras:
+            assert torch.autograd.gradcheck(lambda t: ours(name)(t, axis, False, extra), (x,)), (axis, extra)
+
+
+@pytest.mark.parametrize("name", COMPLEX_OPS)
+def test_complex_gradients_pass_gradcheck(name):
+    check_complex_gradcheck(name)
+
+
+@pytest.mark.parametrize("name", ["reduce_sum", "reduce_mean", "reduce_prod", "reduce_var", "reduce_std", "reduce_norm"])
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_complex_gradients_are_torchs(name, dtype):
+    x = fresh_complex((3, 5), dtype, seed=11)
+    for axis in (1, 0):
+        mine = torch.autograd.grad(ours(name)(x, axis, False, {}).abs().sum(), x)[0]
+        theirs = torch.autograd.grad(THEIRS[name](x, axis).abs().sum(), x)[0]
+        assert mine.dtype == dtype
+        torch.testing.assert_close(mine, theirs)
+
+
+def test_complex_extremes_take_the_gradient_in_numpys_order():
+    """max, min and ptp of complex numbers: the real parts first, then the imaginary (torch's amax has
+    no complex kernel), so a tie of real parts sends the gradient to the larger imaginary part."""
+    x = torch.tensor([[1 + 1j, 2 - 1j], [1 + 3j, 2 - 2j], [0 + 5j, 2 - 3j]], dtype=torch.complex128, requires_grad=True)
+    high = torch.tensor([[0, 1], [1, 0], [0, 0]], dtype=torch.complex128)
+    low = torch.tensor([[0, 0], [0, 0], [1, 1]], dtype=torch.complex128)
+    for name, want in (("reduce_max", high), ("reduce_min", low), ("reduce_ptp", high - low)):
+        grad = torch.autograd.grad(ours(name)(x, 0, False, {}).real.sum(), x)[0]
+        torch.testing.assert_close(grad, want)
+    x = x.detach().clone()
+    x[2, 1] = complex(2, math.nan)
+    x.requires_grad_()
+    grad = torch.autograd.grad(ops.reduce_ptp(x, axis=0).real.sum(), x)[0]
+    assert torch.isnan(grad[:, 1]).all() and torch.equal(grad[:, 0], (high - low)[:, 0])  # a NaN slice: torch's NaN
+
+
 @pytest.mark.parametrize("name", ["reduce_sum", "reduce_mean"])
 def test_precise_and_dtype_take_the_plain_gradient(name):
     x = fresh((3, 4), dtype=torch.float32, seed=9)

@@ -97,3 +97,62 @@ def test_a_full_reduction_of_a_cpu_tensor_is_0_d_as_torchs():
     t = torch.randn(3, 4)
     for fn, theirs in ((ops.reduce_sum, torch.sum), (ops.reduce_max, torch.amax)):
         assert fn(t).shape == theirs(t).shape == torch.Size([])
+
+
+#: ops' named reduction -> torch's own with out=, both over axis 1
+OUTS = {
+    "reduce_sum": lambda t, o: torch.sum(t, dim=1, out=o),
+    "reduce_mean": lambda t, o: torch.mean(t, dim=1, out=o),
+    "reduce_max": lambda t, o: torch.amax(t, dim=1, out=o),
+    "reduce_min": lambda t, o: torch.amin(t, dim=1, out=o),
+    "reduce_prod": lambda t, o: torch.prod(t, dim=1, out=o),
+    "reduce_all": lambda t, o: torch.all(t, dim=1, out=o),
+    "reduce_any": lambda t, o: torch.any(t, dim=1, out=o),
+    "reduce_var": lambda t, o: torch.var(t, dim=1, correction=0, out=o),
+    "reduce_logsumexp": lambda t, o: torch.logsumexp(t, dim=1, out=o),
+    "reduce_nansum": lambda t, o: torch.nansum(t, dim=1, out=o),
+    "reduce_nanmean": lambda t, o: torch.nanmean(t, dim=1, out=o),
+    "reduce_argmax": lambda t, o: torch.argmax(t, dim=1, out=o),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name", sorted(OUTS))
+def test_out_takes_the_result_as_torchs_own_out(name, dtype):
+    """With out=, the result takes out's dtype (torch's and NumPy's reductions alike): a uint8 sum
+    into a uint8 tensor wraps as torch's, all of uint8 goes into a bool tensor. Out tensors of the
+    input's dtype, of torch's result dtype and bool, where torch takes them and NumPy's 'same_kind'
+    rule does (ops/call.py `check_out`: float results into int arrays are refused by name)."""
+    t = _tensor(dtype) * (50 if dtype in (torch.uint8, torch.int16, torch.int32, torch.int64) else 1)
+    try:
+        natural = PAIRS[name](torch.empty_like(t, device="meta")).dtype if name in PAIRS else dtype
+    except RuntimeError:  # torch's rule refuses the dtype (the mean of ints)
+        natural = dtype
+    for out_dtype in dict.fromkeys((dtype, natural, torch.bool)):
+        try:
+            expect = OUTS[name](t, torch.empty(4, dtype=out_dtype))
+        except (RuntimeError, NotImplementedError):
+            continue
+        out = torch.full((4,), 7, dtype=out_dtype)
+        try:
+            got = getattr(ops, name)(t, axis=1, out=out)
+        except TypeError as e:
+            assert str(e).startswith("out: cannot cast") and not out_dtype.is_floating_point, e
+            continue
+        assert got is out
+        tol = 2e-2 if torch.float16 in (dtype, out_dtype) or torch.bfloat16 in (dtype, out_dtype) else 1e-6
+        torch.testing.assert_close(got.double(), expect.double(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.int64, torch.complex128], ids=str)
+def test_dtype_takes_torch_dtypes(dtype):
+    t = torch.randn(3, 5, generator=torch.Generator().manual_seed(4))
+    for fn in (ops.reduce_sum, ops.reduce_mean, ops.reduce_prod):
+        if fn is ops.reduce_mean and not (dtype.is_floating_point or dtype.is_complex):
+            continue
+        got = fn(t, axis=1, dtype=dtype)
+        expect = fn(t.numpy(), axis=1, dtype=ops.interop.kernel_dtype(dtype))
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got.numpy(), expect)
+    with pytest.raises(TypeError, match="dtype: unsupported dtype torch.float8"):
+        ops.reduce_sum(t, axis=1, dtype=torch.float8_e4m3fn)
