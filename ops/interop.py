@@ -86,8 +86,8 @@ def copy_into(out, src):
     return out
 
 
-def _numpy_dtype(t_dtype):
-    """torch dtype -> (storage dtype, the dtype the kernels see)."""
+def _numpy_dtype(t_dtype, argument: str = "x"):
+    """torch dtype -> (storage dtype, the dtype the kernels see); a TypeError naming `argument`."""
     import torch
 
     if not _TORCH_TO_NUMPY:
@@ -100,7 +100,8 @@ def _numpy_dtype(t_dtype):
     try:
         return _TORCH_TO_NUMPY[t_dtype]
     except KeyError:
-        raise TypeError(f"x: unsupported dtype {t_dtype}") from None
+        supported = ", ".join(str(t) for t in _TORCH_TO_NUMPY)
+        raise TypeError(f"{argument}: unsupported dtype {t_dtype}; supported: {supported}") from None
 
 
 def requested_dtype(dtype):
@@ -189,6 +190,9 @@ def _torch_stream_context(t):
 def adapt(x, out) -> Adapted:
     """Make `x` (and `out`) ready for a backend, or raise a TypeError naming the argument."""
     if is_torch(x):
+        check_tensor(x, "x")
+        if is_torch(out):
+            check_tensor(out, "out")
         if x.is_cuda:
             return _adapt_torch_cuda(x, out)
         if out is not None and not (is_torch(out) and not out.is_cuda):
@@ -209,6 +213,18 @@ def adapt(x, out) -> Adapted:
         f"x: expected a cupy.ndarray, a numpy.ndarray, a torch.Tensor or an array with "
         f"__cuda_array_interface__ / __dlpack__, got {type(x).__module__}.{type(x).__qualname__}"
     )
+
+
+def check_tensor(t, argument: str) -> None:
+    """A torch tensor the backends can read: dense (strided), on the CPU or a CUDA device, of a
+    dtype the kernels hold; else a TypeError naming `argument` (torch's own words name neither)."""
+    import torch
+
+    if t.layout != torch.strided:
+        raise TypeError(f"{argument}: a {t.layout} tensor; expected a dense (strided) one (Tensor.to_dense())")
+    if t.device.type not in ("cpu", "cuda"):
+        raise TypeError(f"{argument}: a tensor on the {t.device.type} device; expected a CPU or CUDA one")
+    _numpy_dtype(t.dtype, argument)
 
 
 def _dlpack_device(x):

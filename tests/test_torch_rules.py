@@ -156,3 +156,18 @@ def test_dtype_takes_torch_dtypes(dtype):
         np.testing.assert_allclose(got.numpy(), expect)
     with pytest.raises(TypeError, match="dtype: unsupported dtype torch.float8"):
         ops.reduce_sum(t, axis=1, dtype=torch.float8_e4m3fn)
+
+
+@pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")  # torch's own
+@pytest.mark.parametrize("kind", ["float8", "complex32", "sparse", "meta"])
+def test_tensors_the_backends_cannot_read_are_refused_by_name(kind):
+    """A dtype the kernels lack, a sparse layout, the meta device: a TypeError naming x or out."""
+    make = {"float8": lambda: torch.ones(4, 3).to(torch.float8_e4m3fn),
+            "complex32": lambda: torch.ones(4, 3, dtype=torch.complex32),
+            "sparse": lambda: torch.eye(4, 3).to_sparse(),
+            "meta": lambda: torch.empty(4, 3, device="meta")}[kind]
+    for fn in (ops.reduce_sum, ops.reduce_max, ops.reduce_var, ops.reduce_argmax):
+        with pytest.raises(TypeError, match="^x: "):
+            fn(make(), axis=0)
+        with pytest.raises(TypeError, match="^out: "):
+            fn(torch.ones(3, 4), axis=0, out=make()[0])
