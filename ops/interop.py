@@ -193,6 +193,7 @@ def adapt(x, out) -> Adapted:
         check_tensor(x, "x")
         if is_torch(out):
             check_tensor(out, "out")
+            _check_out_records_nothing(out)
         if x.is_cuda:
             return _adapt_torch_cuda(x, out)
         if out is not None and not (is_torch(out) and not out.is_cuda):
@@ -225,6 +226,16 @@ def check_tensor(t, argument: str) -> None:
     if t.device.type not in ("cpu", "cuda"):
         raise TypeError(f"{argument}: a tensor on the {t.device.type} device; expected a CPU or CUDA one")
     _numpy_dtype(t.dtype, argument)
+
+
+def _check_out_records_nothing(out) -> None:
+    """torch's rule: an out= tensor that requires grad is refused while autograd records (writing
+    it in place would leave its graph wrong), by name here."""
+    import torch
+
+    if out.requires_grad and torch.is_grad_enabled():
+        raise TypeError("out: the tensor requires grad; out= takes no part in autograd (torch's rule): "
+                        "pass one that does not, or call under torch.no_grad()")
 
 
 def _dlpack_device(x):

@@ -171,3 +171,14 @@ def test_tensors_the_backends_cannot_read_are_refused_by_name(kind):
             fn(make(), axis=0)
         with pytest.raises(TypeError, match="^out: "):
             fn(torch.ones(3, 4), axis=0, out=make()[0])
+
+
+def test_an_out_tensor_that_requires_grad_is_refused_as_torchs():
+    x, out = torch.randn(3, 4), torch.zeros(4, requires_grad=True)
+    with pytest.raises(RuntimeError):
+        torch.sum(x, dim=0, out=out)
+    with pytest.raises(TypeError, match="^out: the tensor requires grad"):
+        ops.reduce_sum(x, axis=0, out=out)
+    with torch.no_grad():
+        assert ops.reduce_sum(x, axis=0, out=out) is out
+    torch.testing.assert_close(out.detach(), x.sum(0))
