@@ -143,7 +143,9 @@ def ddof_reduction(entry: Named, epilogue, ddof) -> Reduction:
     <= 0 gave NaN) only for ddof >= 0: a negative (or NaN) ddof never leaves n - ddof <= 0, and
     numpy.nanvar then never warns, though a slice of NaN (or of inf) still gives NaN. Nor where the
     epilogue is numpy.var's (nanvar of ints and bool): its warning comes from the shape, once."""
-    look = entry.look if ddof >= 0 and not statistics.clamps_dof(epilogue) else None
+    look = None
+    if entry.look is not None and ddof >= 0 and not statistics.clamps_dof(epilogue):
+        look = entry.look.for_ddof(ddof)  # (nanvar's counts against this ddof)
     return Reduction(entry.op, entry.transform, epilogue, look, entry.torch)
 
 

@@ -48,8 +48,8 @@ def run_looked(reduction: Reduction, table, x, axis, keepdims, dtype, out):
         if call is not None:
             result = call(x)
             table.touch(sig)
-            return result if getattr(call, "looks", False) else reduction.look(result)
-    return reduction.look(checked(reduction, x, (axis, keepdims, dtype, out), sig, table))
+            return result if getattr(call, "looks", False) else reduction.look(result, x, axis)
+    return reduction.look(checked(reduction, x, (axis, keepdims, dtype, out), sig, table), x, axis)
 
 
 def run_into_narrow_index(reduction: Reduction, table, x, axis, keepdims, dtype, out):
@@ -62,7 +62,7 @@ def run_into_narrow_index(reduction: Reduction, table, x, axis, keepdims, dtype,
     if narrow is None or narrow == np.int64 or not takes_indices(narrow):
         return run_looked(reduction, table, x, axis, keepdims, dtype, out)
     wide = interop.empty_like(out, np.int64)
-    reduction.look(checked(reduction, x, (axis, keepdims, dtype, wide), None, table))
+    reduction.look(checked(reduction, x, (axis, keepdims, dtype, wide), None, table), x, axis)
     return interop.copy_into(out, wide)
 
 

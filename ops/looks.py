@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -73,24 +75,64 @@ def _looks(result, kind: str) -> bool:
     return False
 
 
+@dataclass(frozen=True)
 class Look:
     """A named op's look at its results (`Reduction.look`, ops/call.py): for `kind` (look.NAN,
-    look.LARGEST_INDEX), then `found()` where one matches (NumPy's warning or error). A prepared
-    call on CuPy arrays has its kernel look (gpu_backend.prepare_call); every other call looks
-    after it (ops/dispatch.py)."""
+    look.LARGEST_INDEX), then `found(x, axis)` where one matches (NumPy's warning or error; `x` and
+    `axis` the call's, for a look that must tell its causes apart: `ShortSlices`). A prepared call
+    on CuPy arrays has its kernel look (gpu_backend.prepare_call); every other call looks after it
+    (ops/dispatch.py). A value: Reductions with equal looks share their prepared calls."""
 
-    def __init__(self, kind: str, found):
-        self.kind, self.found = kind, found
+    kind: str
+    found: Callable
 
-    def __call__(self, result):
+    def __call__(self, result, x, axis):
         if _looks(result, self.kind):
-            self.found()
+            self.found(x, axis)
         return result
+
+    def for_ddof(self, ddof) -> "Look":
+        """This look for a variance of `ddof` (a `ShortSlices` look counts against it)."""
+        if not isinstance(self.found, ShortSlices):
+            return self
+        return Look(self.kind, ShortSlices(self.found.message, ddof))
 
 
 def _warn(message: str):
     # stacklevel 5: the user's line, past this, the look or the prepared call, dispatch.run and the op
-    return lambda: warnings.warn(message, RuntimeWarning, stacklevel=5)
+    return lambda x, axis: warnings.warn(message, RuntimeWarning, stacklevel=5)
+
+
+@dataclass(frozen=True)
+class ShortSlices:
+    """NumPy's warning for a NaN-skipping mean or variance, given only where a slice holds `ddof`
+    numbers or fewer that are not NaN (n - ddof <= 0: numpy.nanmean's 'Mean of empty slice',
+    numpy.nanvar's 'Degrees of freedom'). A NaN result has another cause too, infinities (inf - inf,
+    a variance of inf), for which NumPy's warning is its floating-point error's ('invalid value
+    encountered'), which no reduction here gives, plain sums included: the count tells the two
+    apart. One more read of x, only where a result is NaN."""
+
+    message: str
+    ddof: float = 0
+
+    def __call__(self, x, axis):
+        if _fewest_numbers(x, axis) <= self.ddof:
+            # stacklevel 5: the user's line, past this, the look or the prepared call, dispatch.run and the op
+            warnings.warn(self.message, RuntimeWarning, stacklevel=5)
+
+
+def _fewest_numbers(x, axis) -> int:
+    """The fewest elements that are not NaN in any slice of `x` over `axis`, on x's own backend (a
+    NumPy array, a CuPy array or a torch tensor)."""
+    if not (interop.is_torch(x) or gpu_backend.is_cupy(x)):
+        x = np.asarray(x)
+    axes = config.normalize_axis(axis, x.ndim)
+    numbers = x == x  # (False at NaN, and at a complex number with a NaN part)
+    if not axes:  # (each element its own slice; x holds some: a result was NaN)
+        return int(bool(numbers.all()))
+    if interop.is_torch(x):
+        return int(numbers.sum(dim=axes).min())
+    return int(numbers.sum(axis=axes).min())
 
 
 def warns(message: str) -> Look:
@@ -98,15 +140,15 @@ def warns(message: str) -> Look:
     return Look(look.NAN, _warn(message))
 
 
-def _all_nan_slice():
+def _all_nan_slice(x, axis):
     raise ValueError("All-NaN slice encountered")
 
 
 #: An index the identity kept: the slice held nothing but NaN (NumPy's ValueError).
 ALL_NAN_RAISES = Look(look.LARGEST_INDEX, _all_nan_slice)
-MEAN_OF_EMPTY = warns("Mean of empty slice")
 ALL_NAN_WARNS = warns("All-NaN slice encountered")
-DOF = warns("Degrees of freedom <= 0 for slice.")
+MEAN_OF_EMPTY = Look(look.NAN, ShortSlices("Mean of empty slice"))
+DOF = Look(look.NAN, ShortSlices("Degrees of freedom <= 0 for slice."))
 
 
 def _reduced_count(x, axis) -> int:

@@ -71,3 +71,28 @@ def close(got, expect, dtype, rtol=None, scale=None):
     with np.errstate(invalid="ignore"):  # inf - inf where they differ: not close
         bad = ~(same | (np.abs(g - e) <= rtol * (size + 1)))
     assert not bad.any(), f"{bad.sum()} of {bad.size} off: got {g[bad][:4]}, expected {e[bad][:4]}"
+
+
+#: The NaN-skipping ops whose NaN results have two causes: a slice of `ddof` numbers or fewer that
+#: are not NaN (NumPy's count warning, `NAN_OPS`), and infinities (inf - inf; NumPy's floating-point
+#: 'invalid value' warning, which no reduction here gives).
+COUNTED = ("nanmean", "nanvar", "nanstd")
+
+
+def infinite_slices(dtype) -> np.ndarray:
+    """Rows over axis 1 whose results are NaN for the second cause alone (inf and -inf; inf with a
+    finite number, which a variance takes as inf - inf), for the first (nothing but NaN; one
+    number among NaN, which ddof=1 leaves with none), both, and neither."""
+    inf, nan = np.inf, np.nan
+    return np.array([[inf, -inf, 1.0, 2.0], [inf, 1.0, 3.0, nan], [nan, nan, nan, nan], [nan, 5.0, nan, nan],
+                     [inf, nan, nan, nan], [1.0, 2.0, nan, 4.0]], dtype=dtype)
+
+
+def count_warnings(fn, *args, **kwargs) -> list:
+    """The count warnings of `NAN_OPS` among what `fn(*args, **kwargs)` says (NumPy's
+    floating-point warnings left out: see `COUNTED`)."""
+    counts = {message for _, _, message in NAN_OPS.values() if message}
+    with warnings.catch_warnings(record=True) as caught, np.errstate(all="ignore"):
+        warnings.simplefilter("always")
+        fn(*args, **kwargs)
+    return [str(w.message) for w in caught if str(w.message) in counts]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import ops
-from family_helpers import NAN_OPS, close, reference, scale, with_nans
+from family_helpers import COUNTED, NAN_OPS, close, count_warnings, infinite_slices, reference, scale, with_nans
 from helpers import DTYPES
 
 AXES = [None, 0, 1, -1, (0, 2), (1, 2), ()]
@@ -49,6 +49,33 @@ def test_all_nan_slices_warn_as_numpy_does(name):
     with warnings.catch_warnings():  # no slice of NaN alone: no warning
         warnings.simplefilter("error")
         ours(x[1:], axis=1)
+
+
+@pytest.mark.parametrize("name", COUNTED)
+def test_nans_from_infinities_are_not_said_to_be_empty_slices(name):
+    """A NaN result from infinities (inf - inf) is no slice short of numbers: NumPy's count warning
+    only where some slice holds ddof numbers or fewer that are not NaN, for every row alone and all
+    together, over either axis, on NumPy arrays and torch tensors; NumPy's values."""
+    ours, theirs, _ = NAN_OPS[name]
+    x = infinite_slices(np.float32)
+    inputs = [np.asarray]
+    try:
+        import torch
+        inputs.append(lambda a: torch.from_numpy(np.ascontiguousarray(a)))
+    except ImportError:
+        pass
+    for ddof in ((0, 1, 0.5, 2) if name != "nanmean" else (None,)):
+        kw = {} if ddof is None else {"ddof": ddof}
+        for rows in [slice(k, k + 1) for k in range(len(x))] + [slice(None)]:
+            for axis in (1, 0, None):
+                part = x[rows]
+                expect = count_warnings(theirs, part, axis=axis, **kw)
+                for make in inputs:
+                    assert count_warnings(ours, make(part), axis=axis, **kw) == expect, (rows, axis, ddof, make)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    got = ours(part, axis=axis, **kw)
+                close(got, reference(name, part, axis, **kw), x.dtype)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)

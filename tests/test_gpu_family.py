@@ -10,7 +10,7 @@ import pytest
 
 import kps
 import ops
-from family_helpers import NAN_OPS, close, reference, scale, with_nans
+from family_helpers import COUNTED, NAN_OPS, close, count_warnings, infinite_slices, reference, scale, with_nans
 
 cp = pytest.importorskip("cupy")
 pytestmark = pytest.mark.gpu
@@ -242,6 +242,29 @@ def test_the_kernels_look_keeps_to_the_named_op_and_to_its_thread():
     assert [said for said, _ in heard["clean"]] == [[]] * 200
     for _, got in heard["clean"]:
         np.testing.assert_array_equal(got, np.nanargmax(clean, axis=1))
+
+
+@pytest.mark.parametrize("name", COUNTED)
+def test_nans_from_infinities_are_not_said_to_be_empty_slices_on_the_gpu(name):
+    """NumPy's count warning only where a slice is short of numbers, not where infinities gave the
+    NaN: on the first call of a signature (the look kernel), on its prepared repeats (the reduction
+    kernel's look) and on a torch CUDA tensor; NumPy's values."""
+    ours, theirs, _ = NAN_OPS[name]
+    x = infinite_slices(np.float32)
+    inputs = [cp.asarray]
+    torch = pytest.importorskip("torch")
+    inputs.append(lambda a: torch.from_dlpack(cp.asarray(a)))
+    for ddof in ((0, 1, 0.5) if name != "nanmean" else (None,)):
+        kw = {} if ddof is None else {"ddof": ddof}
+        for rows in [slice(k, k + 1) for k in range(len(x))] + [slice(None)]:
+            part = np.ascontiguousarray(x[rows])
+            expect = count_warnings(theirs, part, axis=1, **kw)
+            for make in inputs:
+                for call in range(3):
+                    assert count_warnings(ours, make(part), axis=1, **kw) == expect, (rows, ddof, call)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                close(cp.asnumpy(ours(cp.asarray(part), axis=1, **kw)), reference(name, part, 1, **kw), x.dtype)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
