@@ -85,7 +85,8 @@ def _reduce_state(t: np.ndarray, axes, keepdims: bool, f: Functors, index=None) 
         state = {k: np.broadcast_to(v, flat.shape) for k, v in _typed_state(lifted, f).items()}
     state = _merge_flat(state, f)
     shape = [1 if a in axes else t.shape[a] for a in range(t.ndim)] if keepdims else [t.shape[a] for a in kept]
-    return {k: v.reshape(shape) for k, v in state.items()}
+    # (a slice of one element merges nothing: its field is still the read-only broadcast of the lift)
+    return {k: v.reshape(shape) if v.flags.writeable else v.reshape(shape).copy() for k, v in state.items()}
 
 
 def _reduced_last(a: np.ndarray, axes):

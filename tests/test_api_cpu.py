@@ -276,6 +276,31 @@ def test_torch_cpu_tensors_answer_in_kind():
     np.testing.assert_allclose(r.numpy(), x.sum(axis=0), rtol=1e-6, atol=1e-6 * np.abs(x).sum(axis=0).max())
 
 
+def _results(r):
+    return r if isinstance(r, tuple) else (r,)
+
+
+@pytest.mark.parametrize("name", [n for n in ops.__all__ if n.startswith("reduce_") or n == "count_nonzero"])
+def test_results_over_slices_of_one_element_are_fresh_and_writable(name):
+    """A slice of one element merges nothing: its result is still a new array a user may write
+    (it was the read-only broadcast of the lift for the state ops: minmax, argmax, var), apart
+    from x; a torch CPU tensor's result too, with no warning from torch."""
+    fn = getattr(ops, name)
+    x = np.random.default_rng(12).standard_normal((3, 1, 4))
+    for axis in ((), 1, (1,)):
+        if name in ("reduce_argmax", "reduce_argmin", "reduce_nanargmax", "reduce_nanargmin") and axis == ():
+            continue  # (numpy.argmax takes one axis or None)
+        for r in _results(fn(x, axis=axis)):
+            r = np.asarray(r)
+            assert r.flags.writeable and not np.shares_memory(r, x), (name, axis)
+    torch = pytest.importorskip("torch")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        for r in _results(fn(torch.from_numpy(x), axis=1)):
+            r.fill_(7)  # writable, and x's own values stay
+    np.testing.assert_array_equal(x, np.random.default_rng(12).standard_normal((3, 1, 4)))
+
+
 def test_out_untouched_on_error():
     out = np.full(4, 7.0, dtype=np.float32)
     for bad in (dict(axis=5), dict(axis=0, keepdims=2), dict(axis=0, dtype="nope")):
