@@ -51,11 +51,17 @@ def _plain(entry: Named, route):
     name, what = entry.name, reduction(entry)
     runner = _runner(what)
     table = _table(what.key)
+    # numpy.nanmean of ints and bool is numpy.mean: its warning where n = 0, from the shape, even
+    # where no result is NaN (the look sees NaN results only)
+    means = entry.look is looks.MEAN_OF_EMPTY
 
     def fn(x, axis=None, keepdims=False, dtype=None, out=None):
         if type(x) is not _gpu.ndarray and graph(name, x):
             return to_torch(name, x, axis, keepdims, out, dtype=dtype)
-        return runner(what, table, x, axis, keepdims, dtype, out)
+        result = runner(what, table, x, axis, keepdims, dtype, out)
+        if means and 0 in x.shape and not looks.holds_nan(x):
+            looks.warn_mean_of_empty(x, axis)
+        return result
 
     return fn, (entry.doc + _SIGNATURE_DOC + " CuPy arrays in -> CuPy out (GPU); NumPy arrays in -> NumPy out"
                 " (CPU backend).")

@@ -13,7 +13,7 @@ from typing import Callable
 import numpy as np
 
 from kernels import capturing, config, look
-from kps import nan
+from kps import dtypes, nan
 
 from . import dask_backend, gpu_backend, interop
 
@@ -116,7 +116,9 @@ class ShortSlices:
     ddof: float = 0
 
     def __call__(self, x, axis):
-        if _fewest_numbers(x, axis) <= self.ddof:
+        # (ints and bool hold no NaN: NumPy's nan-ops are its plain ones there, whose warning the
+        # op decides from the shape, ops/build.py)
+        if holds_nan(x) and _fewest_numbers(x, axis) <= self.ddof:
             # stacklevel 5: the user's line, past this, the look or the prepared call, dispatch.run and the op
             warnings.warn(self.message, RuntimeWarning, stacklevel=5)
 
@@ -154,6 +156,14 @@ DOF = Look(look.NAN, ShortSlices("Degrees of freedom <= 0 for slice."))
 def _reduced_count(x, axis) -> int:
     shape = tuple(x.shape)
     return math.prod(shape[a] for a in config.normalize_axis(axis, len(shape)))
+
+
+def holds_nan(x) -> bool:
+    """Whether x's dtype has a NaN (floats and complex; not ints or bool), for a NumPy array, a CuPy
+    array or a torch tensor."""
+    if interop.is_torch(x):
+        return x.dtype.is_floating_point or x.dtype.is_complex
+    return dtypes.is_inexact(x.dtype)
 
 
 def warn_mean_of_empty(x, axis) -> None:

@@ -117,6 +117,17 @@ def test_nan_variances_give_numpys_warnings_once(name):
             assert _dof_warnings(lambda: ours(x, ddof=ddof)) == _dof_warnings(lambda: theirs(x, ddof=ddof)), (x, ddof)
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.bool_, np.float32], ids=lambda d: np.dtype(d).name)
+def test_nanmean_of_empty_slices_warns_once_as_numpy(dtype):
+    """numpy.nanmean of ints and bool is numpy.mean: 'Mean of empty slice' where n = 0, from the
+    shape, where no result is NaN too (an empty output); of floats, where a result is NaN."""
+    for shape in ((0, 0), (3, 0), (0, 3), (2, 0, 3)):
+        for axis in (0, 1, None, (0, 1)):
+            x = np.zeros(shape, dtype)
+            assert count_warnings(ops.reduce_nanmean, x, axis=axis) == count_warnings(np.nanmean, x, axis=axis), (
+                shape, axis)
+
+
 #: The out= dtypes numpy.argmax takes: those that cast safely to int64.
 INDEX_OUTS = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32]
 
