@@ -226,7 +226,9 @@ def _numpy_m2(a):
 _N = "static_cast<decltype(a.n)>(n)"
 _ONE = "static_cast<decltype(a.n)>(1)"
 _INV_N = f"({_ONE} / {_N})"
-_MEAN_OF_N = f"(a.shift + a.s1 * {_INV_N})"
+# (the mean's complex quotient as NumPy's, whose division by the complex (n, 0) makes a part NaN
+# where the other is infinite: kps::ScaleByCount; a plain product for reals)
+_MEAN_OF_N = f"(a.shift + kps::ScaleByCount(a.s1, {_INV_N}))"
 
 
 def _quotient_of_n(ddof) -> str:

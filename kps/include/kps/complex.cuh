@@ -113,6 +113,14 @@ template <typename T>
 __device__ __forceinline__ complex<T> DivideByCount(complex<T> a, T n) {
   return {(a.re + a.im * T(0)) / n, (a.im - a.re * T(0)) / n};
 }
+// DivideByCount given 1 / n (the Welford epilogues' reciprocal, computed once a thread): each part
+// times it, an infinite part still making the other NaN, as NumPy's mean of complex numbers.
+template <typename T>
+__device__ __forceinline__ T ScaleByCount(T a, T inv_n) { return a * inv_n; }
+template <typename T>
+__device__ __forceinline__ complex<T> ScaleByCount(complex<T> a, T inv_n) {
+  return {(a.re + a.im * T(0)) * inv_n, (a.im - a.re * T(0)) * inv_n};
+}
 
 // Re(conj(a) b): the product of two reals, and for complex numbers what sums of squared
 // magnitudes need (|y + d|^2 = |y|^2 + 2 RealDot(d, y) + |d|^2: Welford's merge, kps/statistics.py).
