@@ -75,17 +75,21 @@ def test_inputs_off_their_own_itemsize_are_copied_together():
     all inputs are copied to one layout (a copy of one alone left the others' strides; an input off
     its grid faults its loads)."""
     rng = np.random.default_rng(11)
-    raw = cp.asarray(rng.standard_normal(2 * 4001 + 2))
+    raw_h, plain_h = rng.standard_normal(2 * 4001 + 2), rng.standard_normal(4000)
+    raw, plain = cp.asarray(raw_h), cp.asarray(plain_h)
+    # the same views of the host copy for the reference (CuPy's own copy of a strided view off its
+    # grid loads its elements whole and faults: cp.asnumpy(off) would)
+    off_h = raw_h.view(np.float32)[1:1 + 2 * 2 * 4000].view(np.float64)[::2]
     off = raw.view(cp.float32)[1:1 + 2 * 2 * 4000].view(cp.float64)[::2]  # 4 bytes off, stride 16
-    plain = cp.asarray(rng.standard_normal(4000))
     assert off.data.ptr % 8 == 4 and off.strides == (16,)
-    for pair in ((off, plain), (plain, off)):
+    for pair, host in (((off, plain), (off_h, plain_h)), ((plain, off), (plain_h, off_h))):
         got = _run(pair, None, transform=SQDIST)
-        np.testing.assert_allclose(got, reference(SQDIST, tuple(cp.asnumpy(a) for a in pair), None), rtol=1e-12)
+        np.testing.assert_allclose(got, reference(SQDIST, host, None), rtol=1e-12)
     z = raw[1:1 + 2 * 4000].view(cp.complex128)
+    z_h = raw_h[1:1 + 2 * 4000].copy().view(np.complex128)
     assert z.data.ptr % 16 == 8
     got = _run((plain.astype(cp.complex128), z), None, transform=SQDIST)
-    np.testing.assert_allclose(got, np.sum((cp.asnumpy(plain) - cp.asnumpy(z)) ** 2), rtol=1e-12)
+    np.testing.assert_allclose(got, np.sum((plain_h - z_h) ** 2), rtol=1e-12)
 
 
 @pytest.mark.parametrize("dtype,shifts", [("float32", (1, 2, 3)), ("float16", (1, 2, 5, 7)), ("int8", (1, 4, 11, 15)),
