@@ -252,8 +252,11 @@ def test_nans_from_infinities_are_not_said_to_be_empty_slices_on_the_gpu(name):
     ours, theirs, _ = NAN_OPS[name]
     x = infinite_slices(np.float32)
     inputs = [cp.asarray]
-    torch = pytest.importorskip("torch")
-    inputs.append(lambda a: torch.from_dlpack(cp.asarray(a)))
+    try:
+        import torch
+        inputs.append(lambda a: torch.from_dlpack(cp.asarray(a)))
+    except ImportError:  # (the CuPy calls all the same)
+        pass
     for ddof in ((0, 1, 0.5) if name != "nanmean" else (None,)):
         kw = {} if ddof is None else {"ddof": ddof}
         for rows in [slice(k, k + 1) for k in range(len(x))] + [slice(None)]:
