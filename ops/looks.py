@@ -98,9 +98,14 @@ class Look:
         return Look(self.kind, ShortSlices(self.found.message, ddof))
 
 
+def _say(message: str) -> None:
+    # stacklevel 6: the user's line, past this, the look's `found`, the look or the prepared call,
+    # dispatch.run and the op
+    warnings.warn(message, RuntimeWarning, stacklevel=6)
+
+
 def _warn(message: str):
-    # stacklevel 5: the user's line, past this, the look or the prepared call, dispatch.run and the op
-    return lambda x, axis: warnings.warn(message, RuntimeWarning, stacklevel=5)
+    return lambda x, axis: _say(message)
 
 
 @dataclass(frozen=True)
@@ -119,8 +124,7 @@ class ShortSlices:
         # (ints and bool hold no NaN: NumPy's nan-ops are its plain ones there, whose warning the
         # op decides from the shape, ops/build.py)
         if holds_nan(x) and _fewest_numbers(x, axis) <= self.ddof:
-            # stacklevel 5: the user's line, past this, the look or the prepared call, dispatch.run and the op
-            warnings.warn(self.message, RuntimeWarning, stacklevel=5)
+            _say(self.message)
 
 
 def _fewest_numbers(x, axis) -> int:
