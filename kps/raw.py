@@ -101,3 +101,10 @@ def bits(acc: np.ndarray, f: Functors) -> np.ndarray:
 def fields(f: Functors) -> int:
     """Entries of `state`'s and `bits`' last axis."""
     return len(_entries(f))
+
+
+def entry(f: Functors, name: str) -> int:
+    """Where the real field `name` lies along `bits`' last axis: its place among the entries, after
+    both parts of every complex field before it (an arg-reduction's index follows a complex value's
+    two parts)."""
+    return _entries(f).index((name, ""))

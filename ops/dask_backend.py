@@ -211,7 +211,7 @@ class _BlockBits(_Step):
             result = gpu_backend.run(_block_call(raw.functors(f), axes, block.shape), block)
             bits = cupy.stack(result, axis=-1) if isinstance(result, tuple) else result[..., None]
             if _placed(f, axes):
-                k = f.acc_dtype.names.index("i")
+                k = raw.entry(f, "i")
                 bits[..., k] = _global_index(bits[..., k], [block.shape[a] for a in axes], starts, self.red_shape,
                                              cupy)
             host = _HostBits(bits, cupy)

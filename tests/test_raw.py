@@ -49,6 +49,17 @@ def test_a_blocks_indices_are_placed_in_the_whole_range():
     assert got.tolist() == expect
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", [kps.ARGMAX, kps.nan.NANARGMIN], ids=lambda s: s.name)
+def test_an_index_entry_is_where_the_bits_hold_the_index(op, dtype):
+    """ops/dask_backend.py places a CuPy block's indices in the whole range at `raw.entry(f, "i")`:
+    after both parts of a complex value (the field's place among the names is one short there)."""
+    f = kps.resolve(op, kps.IDENTITY, kps.INDEX, np.dtype(dtype))
+    x = (np.arange(1, 13).reshape(3, 4) * (1 + 1j if "complex" in dtype else 1)).astype(dtype)
+    acc = numpy_backend.block_states(x, (1,), f, np.arange(4, dtype=np.int64) + 100)
+    assert np.array_equal(raw.bits(acc, f)[..., raw.entry(f, "i")], acc["i"])
+
+
 @pytest.mark.parametrize("op,epilogue", SPECS, ids=lambda s: s.name)
 def test_merging_bits_is_merging_the_accumulators(op, epilogue):
     """CuPy blocks' states travel as bits (ops/dask_backend.py): their merge gives the bits of the
