@@ -226,14 +226,16 @@ def sweep_section(entries) -> List[str]:
 
 
 def graph_section(entries) -> List[str]:
-    out = ["| case | direct us | from a graph us | torch.sum us | torch.sum from a graph us | ok |",
-           "| --- | ---: | ---: | ---: | ---: | --- |"]
-    for _, rows in entries:
+    out = []
+    for name, rows in entries:  # (a table a file: each machine's figures apart)
+        out += [f"From `{name}`:", "", "| case | direct us | from a graph us | torch.sum us | torch.sum from a graph us | ok |",
+                "| --- | ---: | ---: | ---: | ---: | --- |"]
         for r in rows:
             out.append(f"| {r['case']} | {_fmt(r.get('direct_us'), '.2f')} | {_fmt(r.get('graph_us'), '.2f')}"
                        f" | {_fmt(r.get('torch_direct_us'), '.2f')} | {_fmt(r.get('torch_graph_us'), '.2f')}"
                        f" | {'yes' if r.get('ok') else 'NO'} |")
-    return out + [""]
+        out.append("")
+    return out
 
 
 def _accuracy_cell(v) -> str:
@@ -246,7 +248,8 @@ def _accuracy_cell(v) -> str:
 def accuracy_section(entries) -> List[str]:
     impls = ["plain", "precise", "cupy", "torch", "numpy"]
     out = []
-    for _, rows in entries:
+    for name, rows in entries:
+        out += [f"From `{name}`:", ""]
         cols = [k for k in impls if any(k in r for r in rows)]
         verdict = all("ok" in r for r in rows)
         out.append("| case | shape | " + " | ".join(cols) + (" | plain at or below the best peer |" if verdict else " |"))
