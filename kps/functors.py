@@ -127,6 +127,13 @@ class ReduceOp:
     does (no Fold is rendered, so those kernels compile as before). A state that can stay empty after
     an element (NaN-skipping Welford) declares none.
 
+    `push` (CUDA, a state op only; optional) merges one element `x` into a state `a` that may be
+    empty: it must give `combine(a, lift(x, i))`. The kernels take it for each accumulator's first
+    element of a register tile, where that state may be a running one. Without it they compile
+    `combine(a, lift(x, i))`, which the compiler shortens where the lift's fields are constants
+    (Welford's count, its -0.0 sums); an op whose lift selects its fields by the element
+    (Welford's finite shift) declares one, so that element costs a test and a fold, not a merge.
+
     `heavy=True` (a state op only) says one element's merge is long: an exp (logsumexp), a value and
     an int64 index (the arg-reductions). Over columns, such an op runs out of warps before it runs
     out of memory bandwidth, so ReduceOuter keeps more of them resident (kernels/policy.py,
@@ -143,6 +150,7 @@ class ReduceOp:
     lift: str = ""
     numpy_lift: Optional[Callable] = None
     fold: str = ""
+    push: str = ""
     indexed: bool = False
     heavy: bool = False
     exact: bool = False
@@ -167,6 +175,8 @@ class ReduceOp:
             raise TypeError("lift: a state needs `lift` (CUDA) and `numpy_lift` (NumPy)")
         if self.fold and not self.state:
             raise TypeError("fold: only a state op folds one element into a state (declare `state` and `lift`)")
+        if self.push and not self.state:
+            raise TypeError("push: only a state op merges one element into a state (declare `state` and `lift`)")
         if self.indexed and not self.state:
             raise TypeError("indexed: only a state op receives the element's index (declare `state` and `lift`)")
         if self.heavy and not self.state:
@@ -461,6 +471,8 @@ class Functors:
             f"  __device__ static acc_t Lift(value_t x, long long i) {{ {_body(self.op.lift)} }}\n"
             + (f"  __device__ static acc_t Fold(acc_t a, value_t x, long long i) {{ {_body(self.op.fold)} }}\n"
                if self.op.fold else "") +
+            (f"  __device__ static acc_t Push(acc_t a, value_t x, long long i) {{ {_body(self.op.push)} }}\n"
+             if self.op.push else "") +
             f"}};\n"
         )
 

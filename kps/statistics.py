@@ -105,12 +105,15 @@ WELFORD = ReduceOp(
 # finite data give WELFORD's results bit for bit. Its lift costs about an instruction an element
 # (SASS: docs/tuning.md, session 35). The variance needs no finite shift (NumPy's answer for data
 # holding an infinity is NaN either way: NanOf(shift) and NanOf(s1) in M2), so only the mean and
-# variance together (reduce_mean_var) take it.
+# variance together (reduce_mean_var) take it. Its lift's fields depend on the element, so merging
+# a lifted element into a running state no longer shortens to a fold: `push` folds where the state
+# holds one (the same sums: x + (0 - shift) is x - shift) and lifts where it is empty.
+_FINITE_SHIFT_LIFT = ("acc_t r; r.n = real_t(1); const bool finite = kps::NanOf(x) == real_t(0);"
+                      " r.shift = finite ? x : value_t(0); r.s1 = finite ? value_t(-0.0) : x;"
+                      " r.s2 = finite ? real_t(-0.0) : kps::Norm(x); return r;")
 WELFORD_FINITE_SHIFT = dataclasses.replace(
-    WELFORD, name="welford_finite_shift", numpy_lift=_finite_shift_lift,
-    lift=("acc_t r; r.n = real_t(1); const bool finite = kps::NanOf(x) == real_t(0);"
-          " r.shift = finite ? x : value_t(0); r.s1 = finite ? value_t(-0.0) : x;"
-          " r.s2 = finite ? real_t(-0.0) : kps::Norm(x); return r;"))
+    WELFORD, name="welford_finite_shift", numpy_lift=_finite_shift_lift, lift=_FINITE_SHIFT_LIFT,
+    push=f"if (a.n > real_t(0)) {{ {WELFORD.fold} }} {_FINITE_SHIFT_LIFT}")
 
 
 def _logsumexp_combine(a, b):

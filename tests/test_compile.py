@@ -79,7 +79,7 @@ SPECS = [(op, kps.NONE) for op in kps.REDUCE_OPS] + [(kps.ADD, kps.MEAN)]
 #: Reductions whose accumulator is a struct (kps/statistics.py, kps/arg.py), with the identity transform;
 #: the arg-reductions are planned with index strides, as the GPU path plans them.
 STATE_SPECS = [(kps.WELFORD, kps.variance(1)), (kps.LOGSUMEXP, kps.LOG_OF_SUM), (kps.ARGMAX, kps.INDEX),
-               (kps.ARGMIN, kps.INDEX), (kps.WELFORD, kps.mean_and_variance(0))]
+               (kps.ARGMIN, kps.INDEX), (kps.WELFORD_FINITE_SHIFT, kps.mean_and_variance(0))]
 
 
 def _names(functors: kps.Functors):

@@ -372,3 +372,34 @@ def test_a_declared_fold_takes_the_elements_after_each_accumulators_first(shape,
     assert ((k >= 0) & (k <= n - 1) & (k == np.round(k))).all()
     if n >= 16:
         assert k.sum() > 0  # the kernels fold (no path takes every element through combine)
+
+
+def _probe_pushes():
+    """A user state that counts the elements it took through `push` (p) and through `fold` (k) beside
+    their sum (both give other counts than combine of lift on purpose, to be seen)."""
+    def combine(a, b):
+        return {name: a[name] + b[name] for name in ("s", "k", "p")}
+
+    op = kps.ReduceOp(
+        "push_probe", combine="acc_t r; r.s = a.s + b.s; r.k = a.k + b.k; r.p = a.p + b.p; return r;",
+        identity=lambda dt: {"s": 0, "k": 0, "p": 0}, numpy=combine, state=(("s", "acc"), ("k", "acc"), ("p", "acc")),
+        lift="acc_t r; r.s = x; r.k = value_t(0); r.p = value_t(0); return r;",
+        numpy_lift=lambda x: {"s": x, "k": np.zeros_like(x), "p": np.zeros_like(x)},
+        fold="acc_t r; r.s = a.s + x; r.k = a.k + value_t(1); r.p = a.p; return r;",
+        push="acc_t r; r.s = a.s + x; r.k = a.k; r.p = a.p + value_t(1); return r;")
+    return op, kps.Epilogue("probe_sum", "a.s", lambda a, n: a["s"]), kps.Epilogue("probe_taken", "a.k + a.p",
+                                                                                   lambda a, n: a["k"] + a["p"])
+
+
+@pytest.mark.parametrize("shape,axes", PATH_SHAPES + SHORT_ROW_SHAPES, ids=str)
+def test_a_declared_push_takes_each_accumulators_first_element(shape, axes):
+    """With `push` and `fold` declared, every element goes through one of them (kps::ReduceUnary):
+    none is lifted and merged by `combine`, on every path."""
+    op, total, taken = _probe_pushes()
+    x = np.random.default_rng(abs(hash(shape)) % 2**32).standard_normal(shape)
+    xd = cp.asarray(x)
+    n = int(np.prod([shape[a] for a in axes]))
+    np.testing.assert_allclose(cp.asnumpy(ops.reduce(xd, axis=axes, op=op, epilogue=total)), x.sum(axis=axes),
+                               rtol=1e-12, atol=1e-12 * n)
+    np.testing.assert_array_equal(cp.asnumpy(ops.reduce(xd, axis=axes, op=op, epilogue=taken)), np.full(
+        [s for i, s in enumerate(shape) if i not in axes], float(n)))

@@ -155,6 +155,21 @@ def test_a_fold_is_rendered_only_where_declared():
     assert "Fold(" not in g.render()
 
 
+def test_a_push_is_rendered_only_where_declared():
+    """`push` merges one element into a state that may be empty (kps.ReduceOp): mean_var's finite
+    shift declares one (its lift selects its fields by the element); var's Welford, whose lift's
+    fields are constants, does not (kps::HasPush)."""
+    f = kps.resolve(kps.WELFORD_FINITE_SHIFT, kps.IDENTITY, kps.mean_and_variance(0), np.float32)
+    assert f"Push(acc_t a, value_t x, long long i) {{ {kps.WELFORD_FINITE_SHIFT.push} }}" in f.render()
+    assert kps.WELFORD.fold in kps.WELFORD_FINITE_SHIFT.push and kps.WELFORD_FINITE_SHIFT.lift in kps.WELFORD_FINITE_SHIFT.push
+    assert "Push(" not in kps.resolve(kps.WELFORD, kps.IDENTITY, kps.variance(0), np.float32).render()
+
+
+def test_only_a_state_pushes():
+    with pytest.raises(TypeError, match="push"):
+        kps.ReduceOp("bad", "a + b", lambda dt: 0, np.add, push="return a;")
+
+
 def test_only_a_state_folds():
     with pytest.raises(TypeError, match="fold"):
         kps.ReduceOp("bad", "a + b", lambda dt: 0, np.add, fold="return a;")

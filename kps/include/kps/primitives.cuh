@@ -47,6 +47,17 @@ struct HasFold<R, Void<decltype(&R::Fold)>> {
   static constexpr bool value = true;
 };
 
+// Whether R merges one element into a state that may be empty (R::Push, a state op's where its
+// lift selects fields by the element; kps/functors.py).
+template <class R, class = void>
+struct HasPush {
+  static constexpr bool value = false;
+};
+template <class R>
+struct HasPush<R, Void<decltype(&R::Push)>> {
+  static constexpr bool value = true;
+};
+
 // Whether an accumulator is a state (a struct of several fields, kps/functors.py; a complex number
 // is a struct of two parts whose combine is a scalar's two adds): its combine is long.
 template <typename Acc>
@@ -404,7 +415,12 @@ __device__ __forceinline__ void ReduceUnary(typename R::acc_t (&acc)[COLS], cons
             continue;
           }
         }
-        acc[k % COLS] = R::Combine(acc[k % COLS], valid ? Lift<Acc>(element(), i) : R::Identity());
+        if constexpr (HasPush<R>::value) {
+          acc[k % COLS] = valid ? R::Push(acc[k % COLS], Cast<typename R::value_t>(element()), i)
+                                : R::Combine(acc[k % COLS], R::Identity());
+        } else {
+          acc[k % COLS] = R::Combine(acc[k % COLS], valid ? Lift<Acc>(element(), i) : R::Identity());
+        }
       }
     }
   } else {
