@@ -360,14 +360,21 @@ def _probe_folds():
             kps.Epilogue("probe_folds", "a.k", lambda a, n: a["k"]))
 
 
-@pytest.mark.parametrize("shape,axes", PATH_SHAPES + SHORT_ROW_SHAPES, ids=str)
-def test_a_declared_fold_takes_the_elements_after_each_accumulators_first(shape, axes):
-    op, total, folds = _probe_folds()
+def _probe_sum(op, total, shape, axes):
+    """A probe op's input on the GPU and how many elements each output reduces, once the probe's
+    sum over them is right."""
     x = np.random.default_rng(abs(hash(shape)) % 2**32).standard_normal(shape)
     xd = cp.asarray(x)
     n = int(np.prod([shape[a] for a in axes]))
     np.testing.assert_allclose(cp.asnumpy(ops.reduce(xd, axis=axes, op=op, epilogue=total)), x.sum(axis=axes),
                                rtol=1e-12, atol=1e-12 * n)
+    return xd, n
+
+
+@pytest.mark.parametrize("shape,axes", PATH_SHAPES + SHORT_ROW_SHAPES, ids=str)
+def test_a_declared_fold_takes_the_elements_after_each_accumulators_first(shape, axes):
+    op, total, folds = _probe_folds()
+    xd, n = _probe_sum(op, total, shape, axes)
     k = cp.asnumpy(ops.reduce(xd, axis=axes, op=op, epilogue=folds))
     assert ((k >= 0) & (k <= n - 1) & (k == np.round(k))).all()
     if n >= 16:
@@ -396,10 +403,6 @@ def test_a_declared_push_takes_each_accumulators_first_element(shape, axes):
     """With `push` and `fold` declared, every element goes through one of them (kps::ReduceUnary):
     none is lifted and merged by `combine`, on every path."""
     op, total, taken = _probe_pushes()
-    x = np.random.default_rng(abs(hash(shape)) % 2**32).standard_normal(shape)
-    xd = cp.asarray(x)
-    n = int(np.prod([shape[a] for a in axes]))
-    np.testing.assert_allclose(cp.asnumpy(ops.reduce(xd, axis=axes, op=op, epilogue=total)), x.sum(axis=axes),
-                               rtol=1e-12, atol=1e-12 * n)
+    xd, n = _probe_sum(op, total, shape, axes)
     np.testing.assert_array_equal(cp.asnumpy(ops.reduce(xd, axis=axes, op=op, epilogue=taken)), np.full(
         [s for i, s in enumerate(shape) if i not in axes], float(n)))
