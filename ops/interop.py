@@ -417,6 +417,4 @@ def _torch_from_numpy(r):
     r = np.asarray(r)
     if dtypes.BFLOAT16 is not None and r.dtype == dtypes.BFLOAT16:
         return torch.from_numpy(r.view(np.uint16).copy()).view(torch.bfloat16)
-    # (ascontiguousarray makes 0-d 1-d); a read-only result (a view NumPy's own reduction gave, as
-    # of axis=()) is copied: torch's tensor over it would be writable, and torch warns so
-    return torch.from_numpy(r if r.flags.c_contiguous else r.copy())
+    return torch.from_numpy(r if r.flags.c_contiguous else r.copy())  # (ascontiguousarray makes 0-d 1-d)

@@ -38,25 +38,21 @@ constexpr int kLaneAccumulators = __is_class(Acc) ? 1 : NX;
 // op's; kps/functors.py): complex scalars are classes too, and have none.
 template <typename...>
 using Void = void;
+template <bool B>
+struct Bool {
+  static constexpr bool value = B;
+};
 template <class R, class = void>
-struct HasFold {
-  static constexpr bool value = false;
-};
+struct HasFold : Bool<false> {};
 template <class R>
-struct HasFold<R, Void<decltype(&R::Fold)>> {
-  static constexpr bool value = true;
-};
+struct HasFold<R, Void<decltype(&R::Fold)>> : Bool<true> {};
 
 // Whether R merges one element into a state that may be empty (R::Push, a state op's where its
 // lift selects fields by the element; kps/functors.py).
 template <class R, class = void>
-struct HasPush {
-  static constexpr bool value = false;
-};
+struct HasPush : Bool<false> {};
 template <class R>
-struct HasPush<R, Void<decltype(&R::Push)>> {
-  static constexpr bool value = true;
-};
+struct HasPush<R, Void<decltype(&R::Push)>> : Bool<true> {};
 
 // Whether an accumulator is a state (a struct of several fields, kps/functors.py; a complex number
 // is a struct of two parts whose combine is a scalar's two adds): its combine is long.
