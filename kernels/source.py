@@ -53,7 +53,8 @@ def template_args(cfg: ReduceConfig, functors: Functors) -> List[Tuple[str, obje
         st = cfg.stage
         return head + [
             ("SV", st.vectors), ("NY", cfg.ny), ("BX", cfg.lanes), ("SLOTS", st.slots_per_thread),
-            ("LanesAdjacent", _bool(st.lanes_adjacent)), ("BLOCK", cfg.block), ("KND", len(cfg.kept)),
+            ("LanesAdjacent", _bool(st.lanes_adjacent)), ("BLOCK", cfg.block),
+            ("MIN_BLOCKS", cfg.min_blocks), ("KND", len(cfg.kept)),
             ("RND", len(cfg.red)), ("TKND", len(st.slots)), ("TRND", len(st.folds)), ("IndexT", index_t),
             ("WordFolds", _bool(st.word_folds)), ("WordColumns", _bool(st.word_columns)), ("ROW_BYTES", st.byte_rows),
             # the split combine only where the plan splits (kernels/cuda/staged.cuh, docs/tuning.md)

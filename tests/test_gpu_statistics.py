@@ -287,6 +287,36 @@ def test_a_state_row_tile_is_halved_where_its_bound_spills(dtype, monkeypatch):
         np.testing.assert_array_equal(cp.asnumpy(ops.reduce_argmax(xd, axis=1)), np.argmax(x, axis=1))
 
 
+@pytest.mark.parametrize("case", [("sum", np.float32, (2000, 5, 129), (1,)), ("sum", np.float32, (2000, 5, 9, 33), (0, 2)),
+                                  ("sum", np.float32, (400, 7, 2048), (1,)), ("var", np.complex64, (4000, 1001), (0,)),
+                                  ("var", np.float32, (40000, 66), (0,)), ("sum", np.float64, (4000, 3, 33), (1,))],
+                         ids=lambda c: f"{c[0]}-{np.dtype(c[1]).name}-{c[2]}-{c[3]}")
+def test_a_wide_accumulators_bound_leaves_little_spilled(case):
+    """ReduceStaged and ReduceOuter with an accumulator of 8 bytes or more: bounded to
+    WIDE_ACC_MIN_BLOCKS, or WIDE_ACC_SPILL_MIN_BLOCKS, or none (planner.lighter), a bound kept only
+    where a thread takes at most BOUNDED_MAX_LOCAL_BYTES of local memory and that the occupancy
+    grants; the launch's results NumPy's."""
+    name, dtype, shape, axes = case
+    rng = np.random.default_rng(shape[-1])
+    x = data(shape, np.float32, name, rng) + 1j * data(shape, np.float32, name, rng) if np.dtype(dtype).kind == "c" \
+        else data(shape, dtype, name, rng)
+    x = x.astype(dtype)
+    xd = cp.asarray(x)
+    op, epilogue, ours, theirs = {"sum": (kps.ADD, kps.NONE, ops.reduce_sum, np.sum),
+                                  "var": (kps.WELFORD, kps.variance(0), ops.reduce_var, np.var)}[name]
+    f = kps.resolve(op, kps.IDENTITY, epilogue, np.dtype(dtype))
+    kept = tuple(n for i, n in enumerate(shape) if i not in axes)
+    launch = dispatch.launch_for(xd, poisoned_like(kept, f.out_dtype), axes, False, f)
+    assert launch.cfg.kernel in ("staged", "outer")
+    assert launch.cfg.min_blocks in (policy.WIDE_ACC_MIN_BLOCKS, policy.WIDE_ACC_SPILL_MIN_BLOCKS, 0)
+    if launch.cfg.bounded:
+        assert launch.local_bytes() <= policy.BOUNDED_MAX_LOCAL_BYTES
+        assert launch.occupancy() >= launch.cfg.min_blocks
+    got = cp.asnumpy(ours(xd, axis=axes))
+    expect = theirs(x.astype(np.complex128 if np.iscomplexobj(x) else np.float64), axis=axes)
+    np.testing.assert_allclose(got.astype(np.float64), expect, rtol=1e-5, atol=1e-5 * np.abs(expect).max())
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64], ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("shape", [(4096, 64), (64, 4096), (3, 100003)], ids=str)
 def test_a_state_rows_bound_above_the_fallback_never_spills(shape, dtype):

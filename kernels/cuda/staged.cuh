@@ -250,9 +250,9 @@ struct StagedSpan {
 // finish it after their work loop, where the next item's loads hold no registers. Its registers would
 // otherwise bound every launch's blocks (float32 var's columns: 220 -> 92 registers; docs/tuning.md).
 template <typename Tin, class R, class Tr, class Ep, int SV, int NY, int BX, int SLOTS, bool LanesAdjacent,
-          int BLOCK, int KND, int RND, int TKND, int TRND, typename IndexT, bool WordFolds, bool WordColumns,
-          int ROW_BYTES, bool Split>
-__global__ void __launch_bounds__(BLOCK) ReduceStaged(const StagedParams<KND, RND, TKND, TRND, IndexT> p) {
+          int BLOCK, int MIN_BLOCKS, int KND, int RND, int TKND, int TRND, typename IndexT, bool WordFolds,
+          bool WordColumns, int ROW_BYTES, bool Split>
+__global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) ReduceStaged(const StagedParams<KND, RND, TKND, TRND, IndexT> p) {
   using Acc = typename R::acc_t;
   using Tout = typename Ep::out_t;
   using Span = StagedSpan<Tin, SV, BLOCK>;

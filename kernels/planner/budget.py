@@ -14,14 +14,17 @@ class Budget:
     """`blocks_per_sm`: the compiled kernel's resident blocks per SM, when known (0: the policy's
     estimate). `tile_elements`: ReduceOuter's aligned tile and ReduceInner's take rows only up to
     this many elements a thread (rows x vector width, one row at least; 0: MAX_TILE_ELEMENTS;
-    columns off the 16-byte grid keep their element-wise tile). `inner_min_blocks`: ReduceInner's
-    launch bound for a state (0: INNER_MIN_BLOCKS). `heavy_bound`: a heavy state's columns keep
-    their launch bound (HEAVY_COL_MIN_BLOCKS); off, they are planned as any other state's."""
+    columns off the 16-byte grid keep their element-wise tile). `min_blocks`: the launch bound of a
+    plan that takes one (`bound`): None the policy's for its kind, 0 none."""
 
     blocks_per_sm: int = 0
     tile_elements: int = 0
-    inner_min_blocks: int = 0
-    heavy_bound: bool = True
+    min_blocks: Optional[int] = None
+
+    def bound(self, policy_bound: int) -> int:
+        """The launch bound of a plan whose kind the policy bounds to `policy_bound` resident blocks
+        an SM (0 where it takes none): the budget's where it has one."""
+        return policy_bound if self.min_blocks is None or not policy_bound else self.min_blocks
 
     def resident(self, sm_count: int, tuning) -> int:
         """Resident blocks over the GPU: one full wave."""
@@ -38,24 +41,42 @@ class Budget:
         return max(1, min(rows or tuning.MAX_TILE_ROWS, most // vec))
 
 
+def wide_bound(acc_itemsize: int, state: bool, tuning) -> int:
+    """The launch bound ReduceOuter and ReduceStaged take for an accumulator of 8 bytes or more
+    (float32 data summed in float64, float64 and complex sums, every state): WIDE_ACC_MIN_BLOCKS
+    resident blocks an SM; 0 (none) for narrower ones."""
+    return tuning.WIDE_ACC_MIN_BLOCKS if state or acc_itemsize >= 8 else 0
+
+
 def lighter(make: Callable[[Budget], ReduceConfig], cfg: ReduceConfig, budget: Budget, local_bytes: int,
             tuning=policy) -> Optional[Tuple[Budget, ReduceConfig]]:
-    """The budget to try after `budget`, whose plan `cfg` is a bounded state tile whose kernel takes
+    """The budget to try after `budget`, whose plan `cfg` is bounded and whose kernel takes
     `local_bytes` of local memory a thread (its stack and spills), and the plan `make` makes of it;
     None where `cfg` stays. A state's rows bounded above INNER_SPILL_MIN_BLOCKS that spill at all:
-    that bound. Then, over BOUNDED_MAX_LOCAL_BYTES: half the tile's elements; where the tile cannot
-    shrink (one row, or columns off the 16-byte grid), a heavy state's columns planned as any other
-    state's (whole tile, no bound), and None for rows (their bound stays)."""
+    that bound. Then, over BOUNDED_MAX_LOCAL_BYTES: the bound of a wide accumulator's span or
+    columns (`wide_bound`) lowered to WIDE_ACC_SPILL_MIN_BLOCKS, then none (its tile whole: a tile of
+    fewer rows would hold fewer loads in flight than the blocks it makes room for); for a heavy
+    state's columns and for rows, half the tile's elements; where the tile cannot shrink (one row,
+    or columns off the 16-byte grid), heavy columns planned with no bound (whole tile), and None
+    for rows (their bound stays)."""
     if cfg.kernel == "inner" and local_bytes > 0 and cfg.min_blocks > tuning.INNER_SPILL_MIN_BLOCKS:
-        fewer = replace(budget, inner_min_blocks=tuning.INNER_SPILL_MIN_BLOCKS)
-        return fewer, make(fewer)
+        return _bounded(make, budget, tuning.INNER_SPILL_MIN_BLOCKS)
     if local_bytes <= tuning.BOUNDED_MAX_LOCAL_BYTES:
         return None
+    if cfg.kernel == "staged" or (cfg.kernel == "outer" and not cfg.heavy):
+        return _bounded(make, budget, tuning.WIDE_ACC_SPILL_MIN_BLOCKS
+                        if cfg.min_blocks > tuning.WIDE_ACC_SPILL_MIN_BLOCKS else 0)
     half = replace(budget, tile_elements=cfg.vec * cfg.ny // 2)
     smaller = make(half)
     if smaller.ny < cfg.ny:
         return half, smaller
     if cfg.kernel != "outer":
         return None
-    plain = replace(budget, heavy_bound=False, tile_elements=0)
+    plain = replace(budget, min_blocks=0, tile_elements=0)
     return plain, make(plain)
+
+
+def _bounded(make: Callable[[Budget], ReduceConfig], budget: Budget, min_blocks: int) -> Tuple[Budget, ReduceConfig]:
+    """`budget` with the launch bound `min_blocks`, and its plan."""
+    fewer = replace(budget, min_blocks=min_blocks)
+    return fewer, make(fewer)

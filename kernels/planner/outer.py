@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .budget import Budget
+from .budget import Budget, wide_bound
 from .dims import aligned, ceil, index_bits, pow2_at_least, pow2_at_most, size_of
 from .layout import Layout
 from .plans import OuterPlan
@@ -204,10 +204,13 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) 
     """ReduceOuter's launch: the stacked walk where a thread's tile holds a tile's rows (`_stacked`),
     else tiles whose rows of threads share them (`_shared`). A heavy state keeps HEAVY_COL_MIN_BLOCKS
     blocks resident (while the budget bounds it), and its splits fill whole waves of them: its
-    resident blocks hide the combine's work."""
+    resident blocks hide the combine's work. Any other accumulator of 8 bytes or more is bounded to
+    WIDE_ACC_MIN_BLOCKS (`budget.wide_bound`)."""
     cols = layout.as_shifted_words() if shifts_words(layout, traits, tuning) else layout
     inner, outer, num_red = cols.kept[-1], cols.kept[:-1], cols.num_red
-    heavy = traits.heavy and budget.heavy_bound
+    min_blocks = budget.bound(tuning.HEAVY_COL_MIN_BLOCKS if traits.heavy
+                              else wide_bound(traits.acc_itemsize, traits.state, tuning))
+    heavy = traits.heavy and min_blocks > 0
     resident = budget.resident(sm_count, tuning)
     stack = _stacked(cols, traits, budget, tuning)
     tile, grid = stack if stack is not None else _shared(cols, traits, budget, sm_count, heavy, resident, tuning)
@@ -225,7 +228,7 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) 
         num_splits=grid.num_splits, rows_per_split=grid.rows_per_split, col_tiles=grid.col_tiles,
         num_tiles=grid.num_tiles, vec_in=tile.vec_in, vec_out=tile.vec_out, words=False,
         word_columns=cols.word_columns, shifted_words=cols.shifted_words,
-        min_blocks=tuning.HEAVY_COL_MIN_BLOCKS if heavy else 0, split_group=group,
-        one_row=one_row, prefetch=prefetch, stacked=stack is not None,
+        min_blocks=min_blocks, split_group=group,
+        one_row=one_row, prefetch=prefetch, stacked=stack is not None, heavy=heavy,
         in_offset=cols.in_offset, num_out=cols.num_out, num_red=num_red, block=block, index_offset=cols.index_offset,
     )

@@ -93,6 +93,7 @@ class ReduceConfig:
     num_splits: int
     words: bool
     word_columns: bool
+    min_blocks: int  # the launch bound: resident blocks per SM its registers must allow (0: none)
 
     @property
     def num_seg(self) -> int:
@@ -105,9 +106,9 @@ class ReduceConfig:
 
     @property
     def bounded(self) -> bool:
-        """A launch bound on a state's tile (ReduceOuter for a heavy state, ReduceInner for any):
-        the launcher checks what the bound spills (planner.lighter)."""
-        return False
+        """A launch bound (ReduceInner for a state, ReduceOuter and ReduceStaged for accumulators of
+        8 bytes or more): the launcher checks what the bound spills (planner.lighter)."""
+        return self.min_blocks > 0
 
     @property
     def combine_group(self) -> int:
@@ -144,15 +145,10 @@ class ReduceConfig:
 @dataclass(frozen=True)
 class TiledPlan(ReduceConfig):
     """What ReduceInner's and ReduceOuter's plans share: a register tile along the innermost run
-    `inner` (`vec` elements a thread, `ny` rows), and the launch bound on a state's tile."""
+    `inner` (`vec` elements a thread, `ny` rows)."""
 
     inner: Dim
     vec: int  # elements a thread reads along `inner` at a time (ReduceOuter: its columns)
-    min_blocks: int = 0  # resident blocks per SM its registers must allow (0: no bound)
-
-    @property
-    def bounded(self) -> bool:
-        return self.min_blocks > 0
 
 
 @dataclass(frozen=True)
@@ -198,6 +194,7 @@ class OuterPlan(TiledPlan):
     one_row: bool = False  # each output reduces one element: a map (the kernel's OneRow)
     prefetch: bool = False  # a tile's rows one step, many tiles a block: the next one's loaded early
     stacked: bool = False  # each row of threads a tile of its own, every reduced row in one thread's
+    heavy: bool = False  # a heavy state's bound (HEAVY_COL_MIN_BLOCKS), whose waves its splits fill
 
     @property
     def combine_group(self) -> int:
