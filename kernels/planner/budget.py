@@ -7,6 +7,7 @@ from typing import Callable, Optional, Tuple
 
 from .. import policy
 from .plans import ReduceConfig
+from .traits import Traits
 
 
 @dataclass(frozen=True)
@@ -41,11 +42,11 @@ class Budget:
         return max(1, min(rows or tuning.MAX_TILE_ROWS, most // vec))
 
 
-def wide_bound(acc_itemsize: int, state: bool, tuning) -> int:
+def wide_bound(traits: Traits, tuning) -> int:
     """The launch bound ReduceOuter and ReduceStaged take for an accumulator of 8 bytes or more
     (float32 data summed in float64, float64 and complex sums, every state): WIDE_ACC_MIN_BLOCKS
     resident blocks an SM; 0 (none) for narrower ones."""
-    return tuning.WIDE_ACC_MIN_BLOCKS if state or acc_itemsize >= 8 else 0
+    return tuning.WIDE_ACC_MIN_BLOCKS if traits.state or traits.acc_itemsize >= 8 else 0
 
 
 def lighter(make: Callable[[Budget], ReduceConfig], cfg: ReduceConfig, budget: Budget, local_bytes: int,

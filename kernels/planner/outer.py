@@ -209,7 +209,7 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) 
     cols = layout.as_shifted_words() if shifts_words(layout, traits, tuning) else layout
     inner, outer, num_red = cols.kept[-1], cols.kept[:-1], cols.num_red
     min_blocks = budget.bound(tuning.HEAVY_COL_MIN_BLOCKS if traits.heavy
-                              else wide_bound(traits.acc_itemsize, traits.state, tuning))
+                              else wide_bound(traits, tuning))
     heavy = traits.heavy and min_blocks > 0
     resident = budget.resident(sm_count, tuning)
     stack = _stacked(cols, traits, budget, tuning)
