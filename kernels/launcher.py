@@ -237,7 +237,9 @@ def _first_launch(make: MakePlan, functors: Functors, device_id: int):
     """The first launch of a signature and the budget it was planned with: a bounded state tile made
     lighter (planner.lighter) while its launch bound spills: a state's rows to a lower bound, then
     any tile that leaves a thread more than BOUNDED_MAX_LOCAL_BYTES of local memory to fewer
-    elements (float16 logsumexp columns: 16 a thread where they would take 32)."""
+    elements (float16 logsumexp columns: 16 a thread where they would take 32). An unbounded
+    kernel whose registers leave few blocks resident: the first of planner.raised_bounds that
+    spills nothing."""
     budget = planner.Budget()
     launch = Launch(make(budget), functors, device_id)
     while launch.cfg.bounded:
@@ -246,6 +248,11 @@ def _first_launch(make: MakePlan, functors: Functors, device_id: int):
             break
         budget, cfg = after
         launch = Launch(cfg, functors, device_id)
+    for min_blocks in planner.raised_bounds(launch.cfg, budget, launch.occupancy()):
+        raised = replace(budget, min_blocks=min_blocks)
+        trial = Launch(make(raised), functors, device_id)
+        if trial.local_bytes() == 0:
+            return trial, raised
     return launch, budget
 
 

@@ -28,12 +28,10 @@ INNER_SPILL_MIN_BLOCKS = 3
 #: ReduceOuter's bound for a heavy state; splits fill its waves (logsumexp columns 87 -> 98%, 2026-11-26).
 HEAVY_COL_MIN_BLOCKS = 4
 
-#: ReduceOuter's and ReduceStaged's bound for an accumulator of 8 bytes or more, 64 registers: unbounded,
-#: float32 sums in float64 and Welford states crossed an occupancy step that float32 sums did not
-#: (NVRTC sm_90: 104 -> 2 blocks, 74 -> 3, against 80 and 60; bounded 80 / 56 spill-free, 2026-12-07) ...
-WIDE_ACC_MIN_BLOCKS = 4
-#: ... or a staged span's where that spills (8 slots a thread: 72 local bytes at 4, none at 3, 2026-12-07).
-WIDE_ACC_SPILL_MIN_BLOCKS = 3
+#: The launch bound a kernel with none is recompiled with where its registers allow fewer blocks, kept
+#: where it spills nothing (staged float32 sums 74 -> 56 registers, 0.92-0.94x; bounds spilling 8-32 bytes
+#: 1.03-1.11x; kernels already at 4 or more, bounded, took more registers: 1.06x; H100, 2026-12-07).
+RAISED_MIN_BLOCKS = 4
 
 #: Local bytes a bounded state tile may take before it is halved (float16 logsumexp 28 -> 61%, 2026-11-26).
 BOUNDED_MAX_LOCAL_BYTES = 32

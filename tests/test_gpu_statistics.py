@@ -2,6 +2,7 @@
 reference, outputs poisoned first, edges, the 1e4-mean accuracy case and repeat bit-identity."""
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import warnings
 
@@ -11,7 +12,7 @@ import pytest
 from helpers import OPS, check as check_op, data
 import kps
 import ops
-from kernels import dispatch, policy
+from kernels import dispatch, launcher, planner, policy
 from stats_helpers import STATS, check, check_mean_var, check_sprinkled, outliers, sprinkled
 
 cp = pytest.importorskip("cupy")
@@ -288,14 +289,15 @@ def test_a_state_row_tile_is_halved_where_its_bound_spills(dtype, monkeypatch):
 
 
 @pytest.mark.parametrize("case", [("sum", np.float32, (2000, 5, 129), (1,)), ("sum", np.float32, (2000, 5, 9, 33), (0, 2)),
-                                  ("sum", np.float32, (400, 7, 2048), (1,)), ("var", np.complex64, (4000, 1001), (0,)),
-                                  ("var", np.float32, (40000, 66), (0,)), ("sum", np.float64, (4000, 3, 33), (1,))],
+                                  ("sum", np.float32, (2000, 5, 9, 33), (2,)), ("sum", np.float32, (400, 7, 2048), (1,)),
+                                  ("var", np.complex64, (4000, 1001), (0,)), ("var", np.float32, (40000, 66), (0,)),
+                                  ("sum", np.float64, (4000, 3, 33), (1,)), ("sum", np.complex128, (3000, 1001), (1,))],
                          ids=lambda c: f"{c[0]}-{np.dtype(c[1]).name}-{c[2]}-{c[3]}")
-def test_a_wide_accumulators_bound_leaves_little_spilled(case):
-    """ReduceStaged and ReduceOuter with an accumulator of 8 bytes or more: bounded to
-    WIDE_ACC_MIN_BLOCKS, or WIDE_ACC_SPILL_MIN_BLOCKS, or none (planner.lighter), a bound kept only
-    where a thread takes at most BOUNDED_MAX_LOCAL_BYTES of local memory and that the occupancy
-    grants; the launch's results NumPy's."""
+def test_a_raised_bound_spills_nothing(case):
+    """A kernel with no launch bound of the policy's: bounded by the launcher only where its
+    registers allowed fewer blocks (planner.raised_bounds) and the bound spills nothing, at the
+    occupancy it asks for; left unbounded only where it has RAISED_MIN_BLOCKS resident or every
+    bound it was offered spills. The launch's results NumPy's."""
     name, dtype, shape, axes = case
     rng = np.random.default_rng(shape[-1])
     x = data(shape, np.float32, name, rng) + 1j * data(shape, np.float32, name, rng) if np.dtype(dtype).kind == "c" \
@@ -307,11 +309,15 @@ def test_a_wide_accumulators_bound_leaves_little_spilled(case):
     f = kps.resolve(op, kps.IDENTITY, epilogue, np.dtype(dtype))
     kept = tuple(n for i, n in enumerate(shape) if i not in axes)
     launch = dispatch.launch_for(xd, poisoned_like(kept, f.out_dtype), axes, False, f)
-    assert launch.cfg.kernel in ("staged", "outer")
-    assert launch.cfg.min_blocks in (policy.WIDE_ACC_MIN_BLOCKS, policy.WIDE_ACC_SPILL_MIN_BLOCKS, 0)
+    unbounded = launcher.Launch(dataclasses.replace(launch.cfg, min_blocks=0), f, xd.data.device_id)
+    offered = planner.raised_bounds(unbounded.cfg, planner.Budget(), unbounded.occupancy())
     if launch.cfg.bounded:
-        assert launch.local_bytes() <= policy.BOUNDED_MAX_LOCAL_BYTES
-        assert launch.occupancy() >= launch.cfg.min_blocks
+        assert launch.cfg.min_blocks in offered
+        assert launch.local_bytes() == 0 and launch.occupancy() >= launch.cfg.min_blocks
+    else:
+        for bound in offered:
+            trial = launcher.Launch(dataclasses.replace(launch.cfg, min_blocks=bound), f, xd.data.device_id)
+            assert trial.local_bytes() > 0
     got = cp.asnumpy(ours(xd, axis=axes))
     expect = theirs(x.astype(np.complex128 if np.iscomplexobj(x) else np.float64), axis=axes)
     np.testing.assert_allclose(got.astype(np.float64), expect, rtol=1e-5, atol=1e-5 * np.abs(expect).max())

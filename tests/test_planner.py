@@ -706,8 +706,7 @@ def test_a_block_per_row_only_where_the_row_fills_its_steps(itemsize, blocks_per
 def test_a_heavy_state_keeps_its_columns_blocks_resident(blocks_per_sm):
     """A heavy state's columns: ReduceOuter bound to HEAVY_COL_MIN_BLOCKS blocks per SM, and split
     (32 x 4096 x 1024 over axis 1: 256 tiles) to fill the waves of the blocks that are resident,
-    never one wave and a bit; rows keep ReduceInner's bound, other states and 8-byte scalars the
-    bound of wide accumulators (WIDE_ACC_MIN_BLOCKS), narrower scalars none."""
+    never one wave and a bit; rows keep ReduceInner's bound, other states and scalars none."""
     resident = 132 * max(blocks_per_sm, policy.HEAVY_COL_MIN_BLOCKS)
     cfg = plan((32, 4096, 1024), (1,), acc_itemsize=8, state=True, heavy=True, blocks_per_sm=blocks_per_sm)
     blocks = cfg.num_tiles * cfg.num_splits
@@ -718,7 +717,7 @@ def test_a_heavy_state_keeps_its_columns_blocks_resident(blocks_per_sm):
     wide = plan((32, 4096, 1024), (1,), acc_itemsize=8, blocks_per_sm=blocks_per_sm)
     scalar = plan((32, 4096, 1024), (1,), blocks_per_sm=blocks_per_sm)
     assert light.kernel == wide.kernel == scalar.kernel == "outer"
-    assert light.min_blocks == wide.min_blocks == policy.WIDE_ACC_MIN_BLOCKS and scalar.min_blocks == 0
+    assert light.min_blocks == wide.min_blocks == scalar.min_blocks == 0
     rows = plan((4096, 65536), (1,), acc_itemsize=8, state=True, heavy=True, blocks_per_sm=blocks_per_sm)
     assert rows.kernel == "inner" and rows.min_blocks == policy.INNER_MIN_BLOCKS
 
@@ -774,30 +773,31 @@ def test_a_spilling_tile_is_made_lighter():
     assert (cfg.ny, cfg.min_blocks) == (4, low) and planner.lighter(rows, cfg, budget, 1) is None
 
 
-@pytest.mark.parametrize("acc_itemsize,state", [(8, False), (16, False), (8, True), (32, True)])
-@pytest.mark.parametrize("shape,kernel", [((104044, 5, 129), "staged"), ((32, 4096, 1024), "outer")])
-def test_a_wide_accumulator_is_bounded_and_lowered_where_it_spills(acc_itemsize, state, shape, kernel):
-    """ReduceStaged's and ReduceOuter's launch bound for an accumulator of 8 bytes or more (a float32
-    sum in float64, a state) over axis 1, none for 4 bytes; planner.lighter lowers it to
-    WIDE_ACC_SPILL_MIN_BLOCKS where it spills past BOUNDED_MAX_LOCAL_BYTES, then drops it, the tile
-    whole; a spill within those bytes keeps it."""
-    axes = (1,)
+@pytest.mark.parametrize("acc_itemsize,state", [(4, False), (8, False), (16, True)])
+@pytest.mark.parametrize("shape,axes,kernel", [((104044, 5, 129), (1,), "staged"), ((32, 4096, 1024), (1,), "outer"),
+                                               ((4096, 65536), (1,), "inner")])
+def test_a_kernel_with_few_blocks_resident_is_offered_raised_bounds(acc_itemsize, state, shape, axes, kernel):
+    """planner.raised_bounds: for a plan with no launch bound whose kernel allows `occupancy`
+    blocks an SM, the bounds from RAISED_MIN_BLOCKS down to one above it (none at or above it);
+    none for a plan the policy bounds or a budget that has its bound. A raised budget plans the
+    same launch with that bound."""
     kept = [n for i, n in enumerate(shape) if i not in axes]
     layout, traits, _ = config.values(shape, c_strides(shape), axes, c_strides(kept), 4, 4,
                                       acc_itemsize=acc_itemsize, state=state)
-    wide = lambda budget: planner.plan(layout, traits, budget, 132)
-    narrow = config.plan(shape, c_strides(shape), axes, c_strides(kept), 4, 4, 132)
-    assert narrow.kernel == kernel and not narrow.bounded
-    budget, cfg = Budget(), wide(Budget())
-    assert cfg.kernel == kernel and cfg.min_blocks == policy.WIDE_ACC_MIN_BLOCKS
-    assert planner.lighter(wide, cfg, budget, policy.BOUNDED_MAX_LOCAL_BYTES) is None
-    seen, first = [cfg.min_blocks], cfg
-    while cfg.bounded:
-        budget, cfg = planner.lighter(wide, cfg, budget, policy.BOUNDED_MAX_LOCAL_BYTES + 1)
-        assert cfg.kernel == kernel and cfg.ny == first.ny
-        seen.append(cfg.min_blocks)
-    assert seen == [policy.WIDE_ACC_MIN_BLOCKS, policy.WIDE_ACC_SPILL_MIN_BLOCKS, 0]
-    assert budget == Budget(min_blocks=0)
+    make = lambda budget: planner.plan(layout, traits, budget, 132)
+    cfg = make(Budget())
+    assert cfg.kernel == kernel
+    if cfg.bounded:  # a state's rows: the policy's bound, checked by planner.lighter instead
+        assert kernel == "inner" and state and planner.raised_bounds(cfg, Budget(), 1) == ()
+        return
+    top = policy.RAISED_MIN_BLOCKS
+    for occupancy in range(1, top + 3):
+        assert planner.raised_bounds(cfg, Budget(), occupancy) == tuple(range(top, occupancy, -1))
+    assert planner.raised_bounds(cfg, Budget(), top - 2) == (top, top - 1)
+    for bound in (0, top):
+        assert planner.raised_bounds(make(Budget(min_blocks=bound)), Budget(min_blocks=bound), 1) == ()
+    raised = make(Budget(min_blocks=top - 1))
+    assert raised.bounded and dataclasses.replace(raised, min_blocks=0) == cfg
 
 
 @pytest.mark.parametrize("itemsize,acc_itemsize,vec", [(2, 4, 8), (2, 16, 4), (2, 32, 2), (4, 8, 4), (4, 32, 2)])

@@ -5,7 +5,8 @@ Pure Python (no CuPy), so every planning rule is unit-tested on a machine withou
 - layout.py: `Layout`, the dims as the kernels see them (merged, sorted, flipped), built once;
 - traits.py: `Traits`, what the reduction is and reads (state, heavy, indexed, inputs, ...);
 - budget.py: `Budget`, the launcher's knobs (occupancy, tile elements, launch bounds), and
-  `lighter`, the next budget where a bounded state tile spills;
+  `lighter`, the next budget where a bounded state tile spills, and `raised_bounds`, the bounds
+  to try where an unbounded kernel's registers leave few blocks resident;
 - words.py: a 1-byte `any` / `all` read as uint32 words (the layout views the kernels read);
 - staged.py, inner.py, outer.py: the three kernels' regimes (kernels/cuda/inner.cuh, outer.cuh, staged.cuh), each an
   `applies` / `plan` pair;
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 from .. import policy
 from . import inner, outer, staged
-from .budget import Budget, lighter
+from .budget import Budget, lighter, raised_bounds
 from .dims import INDEX32_LIMIT, Dim, merge
 from .layout import AxisError, Layout, alignment, normalize_axis, result_shape
 from .plans import InnerPlan, OuterPlan, ReduceConfig, Stage, StagedPlan
@@ -48,4 +49,4 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning=p
 
 
 __all__ = ["INDEX32_LIMIT", "AxisError", "Budget", "Dim", "InnerPlan", "Layout", "OuterPlan", "REGIMES", "ReduceConfig",
-           "Stage", "StagedPlan", "Traits", "alignment", "lighter", "merge", "normalize_axis", "plan", "result_shape"]
+           "Stage", "StagedPlan", "Traits", "alignment", "lighter", "merge", "normalize_axis", "plan", "raised_bounds", "result_shape"]

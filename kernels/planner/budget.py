@@ -1,5 +1,6 @@
-"""The launcher's knobs on a plan: the compiled kernel's occupancy, and the lighter tiles it retries
-with where a bounded state tile spills (`lighter`)."""
+"""The launcher's knobs on a plan: the compiled kernel's occupancy, the lighter tiles it retries
+with where a bounded state tile spills (`lighter`), and the bounds it tries where an unbounded
+kernel's registers leave few blocks resident (`raised_bounds`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -7,7 +8,6 @@ from typing import Callable, Optional, Tuple
 
 from .. import policy
 from .plans import ReduceConfig
-from .traits import Traits
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,7 @@ class Budget:
     def bound(self, policy_bound: int) -> int:
         """The launch bound of a plan whose kind the policy bounds to `policy_bound` resident blocks
         an SM (0 where it takes none): the budget's where it has one."""
-        return policy_bound if self.min_blocks is None or not policy_bound else self.min_blocks
+        return policy_bound if self.min_blocks is None else self.min_blocks
 
     def resident(self, sm_count: int, tuning) -> int:
         """Resident blocks over the GPU: one full wave."""
@@ -42,31 +42,19 @@ class Budget:
         return max(1, min(rows or tuning.MAX_TILE_ROWS, most // vec))
 
 
-def wide_bound(traits: Traits, tuning) -> int:
-    """The launch bound ReduceOuter and ReduceStaged take for an accumulator of 8 bytes or more
-    (float32 data summed in float64, float64 and complex sums, every state): WIDE_ACC_MIN_BLOCKS
-    resident blocks an SM; 0 (none) for narrower ones."""
-    return tuning.WIDE_ACC_MIN_BLOCKS if traits.state or traits.acc_itemsize >= 8 else 0
-
-
 def lighter(make: Callable[[Budget], ReduceConfig], cfg: ReduceConfig, budget: Budget, local_bytes: int,
             tuning=policy) -> Optional[Tuple[Budget, ReduceConfig]]:
-    """The budget to try after `budget`, whose plan `cfg` is bounded and whose kernel takes
-    `local_bytes` of local memory a thread (its stack and spills), and the plan `make` makes of it;
-    None where `cfg` stays. A state's rows bounded above INNER_SPILL_MIN_BLOCKS that spill at all:
-    that bound. Then, over BOUNDED_MAX_LOCAL_BYTES: the bound of a wide accumulator's span or
-    columns (`wide_bound`) lowered to WIDE_ACC_SPILL_MIN_BLOCKS, then none (its tile whole: a tile of
-    fewer rows would hold fewer loads in flight than the blocks it makes room for); for a heavy
-    state's columns and for rows, half the tile's elements; where the tile cannot shrink (one row,
-    or columns off the 16-byte grid), heavy columns planned with no bound (whole tile), and None
-    for rows (their bound stays)."""
+    """The budget to try after `budget`, whose plan `cfg` is bounded by the policy and whose kernel
+    takes `local_bytes` of local memory a thread (its stack and spills), and the plan `make` makes
+    of it; None where `cfg` stays. A state's rows bounded above INNER_SPILL_MIN_BLOCKS that spill
+    at all: that bound. Then, over BOUNDED_MAX_LOCAL_BYTES: half the tile's elements; where the
+    tile cannot shrink (one row, or columns off the 16-byte grid), a heavy state's columns planned
+    with no bound (whole tile), and None for rows (their bound stays)."""
     if cfg.kernel == "inner" and local_bytes > 0 and cfg.min_blocks > tuning.INNER_SPILL_MIN_BLOCKS:
-        return _bounded(make, budget, tuning.INNER_SPILL_MIN_BLOCKS)
+        fewer = replace(budget, min_blocks=tuning.INNER_SPILL_MIN_BLOCKS)
+        return fewer, make(fewer)
     if local_bytes <= tuning.BOUNDED_MAX_LOCAL_BYTES:
         return None
-    if cfg.kernel == "staged" or (cfg.kernel == "outer" and not cfg.heavy):
-        return _bounded(make, budget, tuning.WIDE_ACC_SPILL_MIN_BLOCKS
-                        if cfg.min_blocks > tuning.WIDE_ACC_SPILL_MIN_BLOCKS else 0)
     half = replace(budget, tile_elements=cfg.vec * cfg.ny // 2)
     smaller = make(half)
     if smaller.ny < cfg.ny:
@@ -77,7 +65,11 @@ def lighter(make: Callable[[Budget], ReduceConfig], cfg: ReduceConfig, budget: B
     return plain, make(plain)
 
 
-def _bounded(make: Callable[[Budget], ReduceConfig], budget: Budget, min_blocks: int) -> Tuple[Budget, ReduceConfig]:
-    """`budget` with the launch bound `min_blocks`, and its plan."""
-    fewer = replace(budget, min_blocks=min_blocks)
-    return fewer, make(fewer)
+def raised_bounds(cfg: ReduceConfig, budget: Budget, occupancy: int, tuning=policy) -> Tuple[int, ...]:
+    """The launch bounds to compile `cfg` with, highest first, where its kernel, planned with no
+    bound by the policy and by `budget`, allows only `occupancy` resident blocks an SM: from
+    RAISED_MIN_BLOCKS down to one block more than that. The launcher keeps the first that spills
+    nothing (a bound that spills costs more than the blocks it adds: docs/tuning.md), else `cfg`."""
+    if cfg.bounded or budget.min_blocks is not None:
+        return ()
+    return tuple(range(tuning.RAISED_MIN_BLOCKS, occupancy, -1))

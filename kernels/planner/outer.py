@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .budget import Budget, wide_bound
+from .budget import Budget
 from .dims import aligned, ceil, index_bits, pow2_at_least, pow2_at_most, size_of
 from .layout import Layout
 from .plans import OuterPlan
@@ -204,12 +204,11 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) 
     """ReduceOuter's launch: the stacked walk where a thread's tile holds a tile's rows (`_stacked`),
     else tiles whose rows of threads share them (`_shared`). A heavy state keeps HEAVY_COL_MIN_BLOCKS
     blocks resident (while the budget bounds it), and its splits fill whole waves of them: its
-    resident blocks hide the combine's work. Any other accumulator of 8 bytes or more is bounded to
-    WIDE_ACC_MIN_BLOCKS (`budget.wide_bound`)."""
+    resident blocks hide the combine's work. Any other plan takes the budget's bound, if any
+    (`raised_bounds`)."""
     cols = layout.as_shifted_words() if shifts_words(layout, traits, tuning) else layout
     inner, outer, num_red = cols.kept[-1], cols.kept[:-1], cols.num_red
-    min_blocks = budget.bound(tuning.HEAVY_COL_MIN_BLOCKS if traits.heavy
-                              else wide_bound(traits, tuning))
+    min_blocks = budget.bound(tuning.HEAVY_COL_MIN_BLOCKS if traits.heavy else 0)
     heavy = traits.heavy and min_blocks > 0
     resident = budget.resident(sm_count, tuning)
     stack = _stacked(cols, traits, budget, tuning)

@@ -106,8 +106,8 @@ class ReduceConfig:
 
     @property
     def bounded(self) -> bool:
-        """A launch bound (ReduceInner for a state, ReduceOuter and ReduceStaged for accumulators of
-        8 bytes or more): the launcher checks what the bound spills (planner.lighter)."""
+        """A launch bound: the policy's (ReduceInner for a state, ReduceOuter for a heavy one), whose
+        spills the launcher checks (planner.lighter), or one the launcher raised (planner.raised_bounds)."""
         return self.min_blocks > 0
 
     @property

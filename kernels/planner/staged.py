@@ -24,7 +24,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import NamedTuple, Optional, Tuple
 
-from .budget import Budget, wide_bound
+from .budget import Budget
 from .dims import Dim, aligned, ceil, index_bits, merge, pow2_at_least, pow2_at_most, size_of, stride_key, two_adic
 from .layout import Layout
 from .inner import short_rows
@@ -157,7 +157,7 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) 
         words=layout.words, word_columns=layout.word_columns, stage=stage,
         split_group=split_group(grid[1], per_round, grid[0], tuning),
         in_offset=layout.in_offset, num_out=layout.num_out, num_red=layout.num_red, block=block,
-        index_offset=layout.index_offset, min_blocks=budget.bound(wide_bound(traits, tuning)),
+        index_offset=layout.index_offset, min_blocks=budget.bound(0),
     )
 
 
