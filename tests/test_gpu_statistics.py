@@ -320,7 +320,7 @@ def test_a_raised_bound_spills_nothing(case):
             assert trial.local_bytes() > 0
     got = cp.asnumpy(ours(xd, axis=axes))
     expect = theirs(x.astype(np.complex128 if np.iscomplexobj(x) else np.float64), axis=axes)
-    np.testing.assert_allclose(got.astype(np.float64), expect, rtol=1e-5, atol=1e-5 * np.abs(expect).max())
+    np.testing.assert_allclose(got.astype(expect.dtype), expect, rtol=1e-5, atol=1e-5 * np.abs(expect).max())
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64], ids=lambda d: np.dtype(d).name)
