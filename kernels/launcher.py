@@ -239,7 +239,7 @@ def _first_launch(make: MakePlan, functors: Functors, device_id: int):
     any tile that leaves a thread more than BOUNDED_MAX_LOCAL_BYTES of local memory to fewer
     elements (float16 logsumexp columns: 16 a thread where they would take 32). An unbounded
     kernel whose registers leave few blocks resident: the first of planner.raised_bounds that
-    spills nothing."""
+    spills nothing and adds blocks (where shared memory holds them back, none does)."""
     budget = planner.Budget()
     launch = Launch(make(budget), functors, device_id)
     while launch.cfg.bounded:
@@ -248,10 +248,11 @@ def _first_launch(make: MakePlan, functors: Functors, device_id: int):
             break
         budget, cfg = after
         launch = Launch(cfg, functors, device_id)
-    for min_blocks in planner.raised_bounds(launch.cfg, budget, launch.occupancy()):
+    occupancy = launch.occupancy()
+    for min_blocks in planner.raised_bounds(launch.cfg, budget, occupancy):
         raised = replace(budget, min_blocks=min_blocks)
         trial = Launch(make(raised), functors, device_id)
-        if trial.local_bytes() == 0:
+        if trial.local_bytes() == 0 and trial.occupancy() > occupancy:
             return trial, raised
     return launch, budget
 
@@ -267,7 +268,7 @@ def get_launch(key: tuple, make: MakePlan, functors: Functors, device_id: int, i
         if in_capture:
             raise _not_ready()
         launch, budget = _first_launch(make, functors, device_id)
-        cfg = make(replace(budget, blocks_per_sm=launch.occupancy()))
+        cfg = planner.at_occupancy(make, launch.cfg, budget, launch.occupancy())
         if cfg != launch.cfg:
             launch = Launch(cfg, functors, device_id)
         launch = _launches.put(key, launch)

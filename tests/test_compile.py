@@ -115,13 +115,13 @@ def _names(functors: kps.Functors):
             f = source.plan_functors(cfg, functors)
             names.setdefault(f, set()).add(source.kernel_name(cfg, f))
             # the launcher's lighter tiles (as if every one spilled), down to the last; a step that
-            # only lowers the launch bound compiles the same code to fewer registers: not again
+            # only lowers the launch bound compiles the same code (with more registers): not again
             after = planner.lighter(make, cfg, budget, 1 << 20) if cfg.bounded else None
             while after is not None:
-                budget, lighter = after
-                if replace(lighter, min_blocks=0) != replace(cfg, min_blocks=0):
-                    names[f].add(source.kernel_name(lighter, f))
-                cfg = lighter
+                budget, next_cfg = after
+                if replace(next_cfg, min_blocks=0) != replace(cfg, min_blocks=0):
+                    names[f].add(source.kernel_name(next_cfg, f))
+                cfg = next_cfg
                 after = planner.lighter(make, cfg, budget, 1 << 20) if cfg.bounded else None
         if kps.packs_words(functors) and functors.out_dtype == np.bool_:  # kept columns read as words
             cfg = config.plan(shape, strides, axes, out_strides, itemsize, 1, 132, word_columns=True,

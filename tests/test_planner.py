@@ -800,6 +800,28 @@ def test_a_kernel_with_few_blocks_resident_is_offered_raised_bounds(acc_itemsize
     assert raised.bounded and dataclasses.replace(raised, min_blocks=0) == cfg
 
 
+def test_a_bound_for_one_kernel_does_not_pass_to_another_at_the_real_occupancy():
+    """planner.at_occupancy: the re-plan with the compiled kernel's occupancy keeps the budget's
+    bound while the kernel stays (a raised staged span); where the occupancy changes the kernel
+    ((270336, 4) over 1: staged at the policy's estimate, ReduceInner at 4 blocks), the new kernel
+    takes the policy's bound, none for a sum's rows."""
+    def maker(shape, axes):
+        kept = [n for i, n in enumerate(shape) if i not in axes]
+        layout, traits, _ = config.values(shape, c_strides(shape), axes, c_strides(kept), 4, 4, acc_itemsize=8)
+        return lambda budget: planner.plan(layout, traits, budget, 132)
+
+    raised = Budget(min_blocks=policy.RAISED_MIN_BLOCKS)
+    stays = maker((45191, 5, 9, 33), (0, 2))
+    cfg = stays(raised)
+    again = planner.at_occupancy(stays, cfg, raised, policy.RAISED_MIN_BLOCKS)
+    assert again.kernel == cfg.kernel == "staged" and again.min_blocks == policy.RAISED_MIN_BLOCKS
+    moves = maker((270336, 4), (1,))
+    cfg = moves(raised)
+    assert cfg.kernel == "staged" and moves(dataclasses.replace(raised, blocks_per_sm=4)).kernel == "inner"
+    again = planner.at_occupancy(moves, cfg, raised, 4)
+    assert again.kernel == "inner" and not again.bounded
+
+
 @pytest.mark.parametrize("itemsize,acc_itemsize,vec", [(2, 4, 8), (2, 16, 4), (2, 32, 2), (4, 8, 4), (4, 32, 2)])
 def test_column_accumulators_are_capped_in_bytes(itemsize, acc_itemsize, vec):
     cfg = plan((4096, 65536), (0,), itemsize=itemsize, acc_itemsize=acc_itemsize, state=acc_itemsize > 8)

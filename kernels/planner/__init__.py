@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from .. import policy
 from . import inner, outer, staged
-from .budget import Budget, lighter, raised_bounds
+from .budget import Budget, at_occupancy, lighter, raised_bounds
 from .dims import INDEX32_LIMIT, Dim, merge
 from .layout import AxisError, Layout, alignment, normalize_axis, result_shape
 from .plans import InnerPlan, OuterPlan, ReduceConfig, Stage, StagedPlan
@@ -49,4 +49,4 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning=p
 
 
 __all__ = ["INDEX32_LIMIT", "AxisError", "Budget", "Dim", "InnerPlan", "Layout", "OuterPlan", "REGIMES", "ReduceConfig",
-           "Stage", "StagedPlan", "Traits", "alignment", "lighter", "merge", "normalize_axis", "plan", "raised_bounds", "result_shape"]
+           "Stage", "StagedPlan", "Traits", "alignment", "at_occupancy", "lighter", "merge", "normalize_axis", "plan", "raised_bounds", "result_shape"]

@@ -16,13 +16,14 @@ class Budget:
     estimate). `tile_elements`: ReduceOuter's aligned tile and ReduceInner's take rows only up to
     this many elements a thread (rows x vector width, one row at least; 0: MAX_TILE_ELEMENTS;
     columns off the 16-byte grid keep their element-wise tile). `min_blocks`: the launch bound of a
-    plan that takes one (`bound`): None the policy's for its kind, 0 none."""
+    plan (`min_blocks_or`): None the policy's for its kind, 0 none, k that bound (planner.lighter's,
+    or a raised one: `raised_bounds`)."""
 
     blocks_per_sm: int = 0
     tile_elements: int = 0
     min_blocks: Optional[int] = None
 
-    def bound(self, policy_bound: int) -> int:
+    def min_blocks_or(self, policy_bound: int) -> int:
         """The launch bound of a plan whose kind the policy bounds to `policy_bound` resident blocks
         an SM (0 where it takes none): the budget's where it has one."""
         return policy_bound if self.min_blocks is None else self.min_blocks
@@ -73,3 +74,14 @@ def raised_bounds(cfg: ReduceConfig, budget: Budget, occupancy: int, tuning=poli
     if cfg.bounded or budget.min_blocks is not None:
         return ()
     return tuple(range(tuning.RAISED_MIN_BLOCKS, occupancy, -1))
+
+
+def at_occupancy(make: Callable[[Budget], ReduceConfig], cfg: ReduceConfig, budget: Budget,
+                 occupancy: int) -> ReduceConfig:
+    """The plan `make` makes of `budget`, whose plan is `cfg`, with its kernel's real `occupancy`
+    (so a split grid fills the GPU in one wave). A bound the budget holds for `cfg`'s kernel does
+    not pass to another: where the occupancy changes the kernel, it takes the policy's bound."""
+    again = make(replace(budget, blocks_per_sm=occupancy))
+    if again.kernel != cfg.kernel and budget.min_blocks is not None:
+        again = make(replace(budget, blocks_per_sm=occupancy, min_blocks=None))
+    return again

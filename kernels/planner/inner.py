@@ -250,7 +250,7 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) 
         vec=vec, ny=ny, lanes=lanes, grid=(min(row_blocks, tuning.MAX_GRID_X), num_splits),
         flat_runs=flat, words=layout.words, word_columns=layout.word_columns, shared_lanes=shared_lanes,
         input_shift=traits.inputs_shift if shared_lanes else 0,
-        min_blocks=budget.bound(tuning.INNER_MIN_BLOCKS if traits.state else 0),
+        min_blocks=budget.min_blocks_or(tuning.INNER_MIN_BLOCKS if traits.state else 0),
         in_offset=layout.in_offset, num_out=num_out, num_red=layout.num_red, block=tuning.BLOCK_THREADS,
         index_offset=layout.index_offset, rows=side, **split,
     )

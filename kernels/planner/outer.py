@@ -208,7 +208,7 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) 
     (`raised_bounds`)."""
     cols = layout.as_shifted_words() if shifts_words(layout, traits, tuning) else layout
     inner, outer, num_red = cols.kept[-1], cols.kept[:-1], cols.num_red
-    min_blocks = budget.bound(tuning.HEAVY_COL_MIN_BLOCKS if traits.heavy else 0)
+    min_blocks = budget.min_blocks_or(tuning.HEAVY_COL_MIN_BLOCKS if traits.heavy else 0)
     heavy = traits.heavy and min_blocks > 0
     resident = budget.resident(sm_count, tuning)
     stack = _stacked(cols, traits, budget, tuning)
@@ -228,6 +228,6 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) 
         num_tiles=grid.num_tiles, vec_in=tile.vec_in, vec_out=tile.vec_out, words=False,
         word_columns=cols.word_columns, shifted_words=cols.shifted_words,
         min_blocks=min_blocks, split_group=group,
-        one_row=one_row, prefetch=prefetch, stacked=stack is not None, heavy=heavy,
+        one_row=one_row, prefetch=prefetch, stacked=stack is not None,
         in_offset=cols.in_offset, num_out=cols.num_out, num_red=num_red, block=block, index_offset=cols.index_offset,
     )

@@ -194,7 +194,6 @@ class OuterPlan(TiledPlan):
     one_row: bool = False  # each output reduces one element: a map (the kernel's OneRow)
     prefetch: bool = False  # a tile's rows one step, many tiles a block: the next one's loaded early
     stacked: bool = False  # each row of threads a tile of its own, every reduced row in one thread's
-    heavy: bool = False  # a heavy state's bound (HEAVY_COL_MIN_BLOCKS), whose waves its splits fill
 
     @property
     def combine_group(self) -> int:

@@ -157,7 +157,7 @@ def plan(layout: Layout, traits: Traits, budget: Budget, sm_count: int, tuning) 
         words=layout.words, word_columns=layout.word_columns, stage=stage,
         split_group=split_group(grid[1], per_round, grid[0], tuning),
         in_offset=layout.in_offset, num_out=layout.num_out, num_red=layout.num_red, block=block,
-        index_offset=layout.index_offset, min_blocks=budget.bound(0),
+        index_offset=layout.index_offset, min_blocks=budget.min_blocks_or(0),
     )
 
 
