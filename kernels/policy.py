@@ -29,7 +29,7 @@ INNER_SPILL_MIN_BLOCKS = 3
 HEAVY_COL_MIN_BLOCKS = 4
 
 #: The launch bound a kernel with none is recompiled with where its registers allow fewer blocks, kept
-#: where it spills nothing (staged float32 sums 74 -> 56 registers, 0.90-0.94x; bounds spilling 8-32 bytes
+#: where it spills nothing and adds blocks (staged float32 sums 74 -> 56 registers, 0.90-0.94x; bounds spilling 8-32 bytes
 #: 1.03-1.11x; kernels already at 4 or more, bounded, took more registers: 1.06x; H100, 2026-12-07).
 RAISED_MIN_BLOCKS = 4
 

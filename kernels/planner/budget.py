@@ -70,7 +70,8 @@ def raised_bounds(cfg: ReduceConfig, budget: Budget, occupancy: int, tuning=poli
     """The launch bounds to compile `cfg` with, highest first, where its kernel, planned with no
     bound by the policy and by `budget`, allows only `occupancy` resident blocks an SM: from
     RAISED_MIN_BLOCKS down to one block more than that. The launcher keeps the first that spills
-    nothing (a bound that spills costs more than the blocks it adds: docs/tuning.md), else `cfg`."""
+    nothing and adds blocks (a bound that spills costs more than the blocks it adds: docs/tuning.md),
+    else `cfg`."""
     if cfg.bounded or budget.min_blocks is not None:
         return ()
     return tuple(range(tuning.RAISED_MIN_BLOCKS, occupancy, -1))
